@@ -1,0 +1,6 @@
+"""specmodel: a roofline cost model of speculative decoding."""
+
+from specmodel.errors import SpecModelError
+from specmodel.model import DEFAULTS, DRAFTERS, PROFILES, Evaluation, evaluate
+
+__all__ = ["DEFAULTS", "DRAFTERS", "PROFILES", "Evaluation", "SpecModelError", "evaluate"]

@@ -1,0 +1,5 @@
+import sys
+
+from specmodel.cli import main
+
+sys.exit(main())

@@ -1,0 +1,98 @@
+"""Quantities derived from a model's architecture: parameters, bytes and FLOPs.
+
+Notation: L layers, D hidden size, N query heads, K KV heads, H head dim, F MLP width,
+V vocabulary, b bytes per element, n KV length (tokens in the cache a pass reads).
+All results are in SI units: counts, bytes, FLOPs.
+"""
+
+from __future__ import annotations
+
+from specmodel.constants import FLOPS_PER_PARAMETER
+from specmodel.specs import Architecture
+
+
+def embedding_parameters(arch: Architecture) -> int:
+    """Input embedding plus output head: ``V D`` if tied, else ``2 V D``.
+
+    >>> from specmodel.specs import get_architecture
+    >>> embedding_parameters(get_architecture("qwen3-0.6b"))
+    155582464
+    """
+    tables = 1 if arch.tie_word_embeddings else 2
+    return tables * arch.vocab_size * arch.hidden_size
+
+
+def attention_parameters_per_layer(arch: Architecture) -> int:
+    """Q, K, V and output projections (no biases in Qwen3): ``2 D N H + 2 D K H``."""
+    d, h = arch.hidden_size, arch.head_dim
+    return 2 * d * arch.num_attention_heads * h + 2 * d * arch.num_key_value_heads * h
+
+
+def mlp_parameters_per_layer(arch: Architecture) -> int:
+    """Gated MLP (gate, up and down projections): ``3 D F``."""
+    return 3 * arch.hidden_size * arch.intermediate_size
+
+
+def norm_parameters_per_layer(arch: Architecture) -> int:
+    """Two RMSNorm gains of width D plus Qwen3's q/k norms of width H: ``2 D + 2 H``."""
+    return 2 * arch.hidden_size + 2 * arch.head_dim
+
+
+def parameter_count(arch: Architecture) -> int:
+    """Every weight: embeddings + ``L`` x (attention + MLP + norms) + the final norm ``D``.
+
+    >>> from specmodel.specs import get_architecture
+    >>> parameter_count(get_architecture("qwen3-8b"))
+    8190735360
+    """
+    per_layer = (
+        attention_parameters_per_layer(arch)
+        + mlp_parameters_per_layer(arch)
+        + norm_parameters_per_layer(arch)
+    )
+    return embedding_parameters(arch) + arch.num_hidden_layers * per_layer + arch.hidden_size
+
+
+def weight_bytes(arch: Architecture) -> int:
+    """Bytes one forward pass reads for the weights: ``parameters x b``.
+
+    A decode pass touches every weight once (the output head reads the whole
+    embedding table, so a tied table is read once, an untied pair twice).
+
+    >>> from specmodel.specs import get_architecture
+    >>> round(weight_bytes(get_architecture("qwen3-8b")) / 2**30, 2)
+    15.26
+    """
+    return parameter_count(arch) * arch.bytes_per_element
+
+
+def kv_cache_bytes_per_token(arch: Architecture) -> int:
+    """Bytes of K and V cache per token: ``2 L K H b``.
+
+    Grouped-query attention stores K heads, not N (Ainslie et al. 2023, arXiv:2305.13245).
+
+    >>> from specmodel.specs import get_architecture
+    >>> kv_cache_bytes_per_token(get_architecture("qwen3-8b")) // 1024
+    144
+    """
+    return 2 * arch.num_hidden_layers * arch.num_key_value_heads * arch.head_dim * arch.bytes_per_element
+
+
+def dense_flops_per_position(arch: Architecture) -> int:
+    """FLOPs per query position outside attention: ``2 x parameters``.
+
+    One multiply-add (2 FLOPs) per weight read, the 2N rule of Kaplan et al. 2020
+    (arXiv:2001.08361, Eq. 2.2). Following the article, N counts every weight the pass
+    reads, embedding table included (see ``FLOPS_PER_PARAMETER``).
+    """
+    return FLOPS_PER_PARAMETER * parameter_count(arch)
+
+
+def attention_flops_per_position_per_token(arch: Architecture) -> int:
+    """Attention FLOPs per query position per cached token: ``4 L N H``.
+
+    Scores ``q.k`` and the weighted sum of values each cost one multiply-add per head
+    dimension per cached token: ``2 x 2 L N H`` (Chowdhery et al. 2022, PaLM,
+    arXiv:2204.02311, Appendix B). Multiply by the KV length n.
+    """
+    return 4 * arch.num_hidden_layers * arch.num_attention_heads * arch.head_dim

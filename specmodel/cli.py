@@ -1,0 +1,144 @@
+"""Command line: ``specmodel point``, ``specmodel sweep``.
+
+Bad input prints one line naming the value and what is allowed, and exits with status 2
+without writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from specmodel.errors import SpecModelError
+from specmodel.model import DEFAULTS, DRAFTERS, PROFILES, evaluate
+from specmodel.readouts import BY_KEY, READOUTS, point_readouts
+from specmodel.specs import hardware_catalog
+
+SWEEP_FORMATS = (".csv", ".parquet")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        self.exit(2, f"specmodel: error: {message}\n")
+
+
+def _scenario_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--concurrency", type=int, default=DEFAULTS["concurrency"],
+                        help="concurrent sequences B (default: %(default)s)")
+    parser.add_argument("--context", type=int, default=DEFAULTS["context"],
+                        help="prompt tokens per sequence (default: %(default)s)")
+    parser.add_argument("--gamma", type=int, default=DEFAULTS["gamma"],
+                        help="draft tokens per iteration, num_speculative_tokens (default: %(default)s)")
+    parser.add_argument("--drafter", choices=tuple(DRAFTERS), default=DEFAULTS["drafter"],
+                        help="where drafts come from (default: %(default)s)")
+    parser.add_argument("--acceptance", choices=PROFILES, default=DEFAULTS["acceptance"],
+                        help="acceptance across draft positions (default: %(default)s)")
+    parser.add_argument("--alpha", type=float, default=DEFAULTS["alpha"],
+                        help="acceptance rate, strictly between 0 and 1 (default: %(default)s)")
+    _hardware_option(parser)
+
+
+def _hardware_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hardware", choices=tuple(hardware_catalog()), default=DEFAULTS["hardware"],
+                        help="accelerator (default: %(default)s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="specmodel", description="Roofline cost model of speculative decoding.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    point = sub.add_parser("point", help="evaluate one scenario")
+    _scenario_options(point)
+    point.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    sweep = sub.add_parser("sweep", help="evaluate the default grid and write it to a file")
+    sweep.add_argument("--out", required=True, type=Path, help="output file, .csv or .parquet")
+    _hardware_option(sweep)
+    calibrate = sub.add_parser("calibrate", help="compare the model with a calibration table")
+    calibrate.add_argument("--table", type=Path, default=Path("tests/data/calibration.csv"),
+                           help="calibration CSV (default: %(default)s)")
+    calibrate.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    return parser
+
+
+def format_table(values: dict[str, object]) -> str:
+    """The point readouts as an aligned two-column table."""
+    rows = [(r.label, r.format(values[r.key])) for r in READOUTS]
+    rows.append(("Per-position acceptance", ", ".join(f"{x:.3f}" for x in values["per_position"])))
+    rows.append(("Fits in HBM", "yes" if values["fits_in_hbm"] else "no"))
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}}  {text}" for label, text in rows)
+
+
+def run_point(args: argparse.Namespace) -> str:
+    ev = evaluate(args.concurrency, args.context, args.gamma, args.drafter, args.acceptance, args.alpha,
+                  hardware=args.hardware)
+    values = point_readouts(ev)
+    if args.json:
+        return json.dumps(values)
+    head = (f"{args.concurrency} sequence(s), context {args.context}, gamma {args.gamma}, "
+            f"drafter {args.drafter}, {args.acceptance} acceptance, alpha {args.alpha}, {args.hardware}")
+    return head + "\n" + format_table(values)
+
+
+def write_atomically(frame, out: Path) -> None:
+    """Write ``frame`` to ``out`` (CSV or Parquet by extension) via a temporary file in the
+    same folder, renamed into place only once complete."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    os.close(fd)
+    try:
+        if out.suffix == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp, index=False)
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def run_sweep(args: argparse.Namespace) -> str:
+    from specmodel.grid import sweep  # pandas is only needed here
+
+    out: Path = args.out
+    if out.suffix not in SWEEP_FORMATS:
+        raise SpecModelError(f"--out {str(out)!r} has an unknown extension; allowed: {', '.join(SWEEP_FORMATS)}")
+    if not out.parent.is_dir():
+        raise SpecModelError(f"--out {str(out)!r}: folder {str(out.parent)!r} does not exist")
+    frame = sweep(hardware=args.hardware)
+    write_atomically(frame, out)
+    return f"wrote {len(frame):,} scenarios to {out}"
+
+
+def run_calibrate(args: argparse.Namespace) -> str:
+    from specmodel.calibration import compare, load_table, markdown_table
+
+    if not args.table.is_file():
+        raise SpecModelError(f"--table {str(args.table)!r} is not a file")
+    compared = compare(load_table(args.table))
+    if args.markdown:
+        return markdown_table(compared)
+    columns = ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "metric", "value", "model",
+               "relative_error", "within"]
+    return compared[columns].to_string(index=False)
+
+
+COMMANDS = {"point": run_point, "sweep": run_sweep, "calibrate": run_calibrate}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        text = COMMANDS[args.command](args)
+    except SpecModelError as exc:
+        print(f"specmodel: error: {exc}", file=sys.stderr)
+        return 2
+    print(text)
+    return 0
+
+
+__all__ = ["BY_KEY", "build_parser", "main"]

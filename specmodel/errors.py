@@ -1,0 +1,5 @@
+"""The one exception type the package raises for bad input."""
+
+
+class SpecModelError(ValueError):
+    """Bad input: the message names the value and what is allowed."""

@@ -1,0 +1,239 @@
+"""One speculative-decoding scenario, or a whole grid of them, evaluated at once.
+
+A scenario is: B concurrent sequences (``concurrency``), T prompt tokens each
+(``context``), gamma draft tokens per iteration, a drafter, an acceptance profile and
+its alpha, on one accelerator serving the target model. Inputs broadcast like numpy
+arrays; every output has the broadcast shape (``per_position`` adds a trailing axis).
+
+One speculative iteration is gamma draft passes (Q = 1 each; none for the n-gram drafter,
+which has no weights, no cache and no FLOPs) and one verify pass of the target over
+gamma + 1 positions (Leviathan et al. 2023, arXiv:2211.17192, Algorithm 1). Plain
+decoding is one target pass (Q = 1) per token. Every pass reads the cache at length
+``n = T + KV_READ_OFFSET`` and is costed by the roofline (:mod:`specmodel.roofline`); the
+cohort of B sequences generating G tokens each is timed by :mod:`specmodel.cohort`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from specmodel import acceptance as acc
+from specmodel import architecture as arch_
+from specmodel import cohort, roofline
+from specmodel.constants import GENERATED_TOKENS, KV_READ_OFFSET
+from specmodel.specs import Architecture, get_architecture, get_hardware
+from specmodel.validation import MAX_GAMMA, check_choice, check_integer, check_open_unit
+
+#: Drafter name -> architecture key of the draft model (None: n-gram prompt lookup).
+DRAFTERS: dict[str, str | None] = {"qwen3-0.6b": "qwen3-0.6b", "qwen3-1.7b": "qwen3-1.7b", "ngram": None}
+
+#: Acceptance profiles, in the order the article presents them.
+PROFILES = tuple(acc.PROFILE_RATIO)
+
+#: The article's scenario.
+DEFAULTS = {
+    "concurrency": 1,
+    "context": 2048,
+    "gamma": 4,
+    "drafter": "qwen3-0.6b",
+    "acceptance": "falling",
+    "alpha": 0.75,
+    "hardware": "h100-sxm",
+    "target": "qwen3-8b",
+}
+
+
+@dataclass(frozen=True)
+class PassCoefficients:
+    """What one forward pass of a model costs, per unit of its inputs (SI units)."""
+
+    weight_bytes: float
+    kv_bytes_per_token: float
+    dense_flops_per_position: float
+    attention_flops_per_token: float
+
+    @classmethod
+    def of(cls, arch: Architecture | None) -> PassCoefficients:
+        """Coefficients of ``arch``; all zero for a drafter with no model (n-gram)."""
+        if arch is None:
+            return cls(0.0, 0.0, 0.0, 0.0)
+        return cls(
+            float(arch_.weight_bytes(arch)),
+            float(arch_.kv_cache_bytes_per_token(arch)),
+            float(arch_.dense_flops_per_position(arch)),
+            float(arch_.attention_flops_per_position_per_token(arch)),
+        )
+
+    def flops_per_position(self, kv_length):
+        """``f_dense + f_attn n``: FLOPs for one query position at KV length n."""
+        return self.dense_flops_per_position + self.attention_flops_per_token * kv_length
+
+
+def drafter_coefficients(drafter: str) -> PassCoefficients:
+    """Pass coefficients of a drafter by name."""
+    key = DRAFTERS[drafter]
+    return PassCoefficients.of(None if key is None else get_architecture(key))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything the model says about a scenario, in SI units (see module docstring)."""
+
+    speedup: np.ndarray  #: speculative over plain output tokens/s
+    spec_tokens_per_s: np.ndarray  #: output tokens/s over all sequences, speculative
+    base_tokens_per_s: np.ndarray  #: output tokens/s over all sequences, plain decoding
+    mean_acceptance_length: np.ndarray  #: expected tokens per target pass, E[X]
+    per_position: np.ndarray  #: unconditional acceptance of positions 1..gamma_max
+    draft_share: np.ndarray  #: share of wall clock spent in draft passes
+    arithmetic_ratio: np.ndarray  #: FLOPs per output token, speculative / plain
+    expected_iterations: np.ndarray  #: iterations per sequence for its G tokens, E[N]
+    verify_idle: np.ndarray  #: idle share of the tensor cores in the (full-batch) verify pass
+    verify_bytes: np.ndarray
+    verify_flops: np.ndarray
+    verify_memory_time: np.ndarray  #: seconds
+    verify_compute_time: np.ndarray  #: seconds
+    target_weight_bytes: np.ndarray
+    draft_weight_bytes: np.ndarray
+    draft_weight_fraction: np.ndarray  #: draft weights / target weights
+    target_kv_bytes_per_token: np.ndarray
+    draft_kv_bytes_per_token: np.ndarray
+    accepted_throughput: np.ndarray  #: accepted draft tokens/s over all sequences
+    drafted_throughput: np.ndarray  #: draft tokens/s over all sequences
+    memory_required_bytes: np.ndarray  #: weights + both caches at the end of generation
+    fits_in_memory: np.ndarray  #: memory_required_bytes <= the accelerator's capacity
+
+
+def _coefficient_arrays(drafter: np.ndarray) -> dict[str, np.ndarray]:
+    names, index = np.unique(drafter, return_inverse=True)
+    coeffs = [drafter_coefficients(str(n)) for n in names]
+    index = index.reshape(drafter.shape)
+    return {
+        field: np.array([getattr(c, field) for c in coeffs])[index]
+        for field in PassCoefficients.__dataclass_fields__
+    }
+
+
+def _survival_per_scenario(gamma, ratio, alpha, gamma_max):
+    """Survival rows S_i for each distinct (gamma, ratio, alpha) and each scenario's row index."""
+    code = np.zeros(gamma.size, dtype=np.int64)
+    for values in (gamma, ratio, alpha):
+        levels, index = np.unique(values.ravel(), return_inverse=True)
+        code = code * len(levels) + index
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    g, r, a = (v.ravel()[first] for v in (gamma, ratio, alpha))
+    per_position = acc.per_position_acceptance(a, g, r, gamma_max)
+    survival = cohort.iteration_survival(acc.tokens_per_iteration_pmf(per_position))
+    return survival, inverse.reshape(gamma.shape)
+
+
+def _cohort_table(survival, rows, batch):
+    """Cohort table over the distinct (acceptance, batch) pairs and each scenario's row."""
+    codes = rows.ravel() * (int(batch.max(initial=1)) + 1) + batch.ravel().astype(np.int64)
+    unique, inverse = np.unique(codes, return_inverse=True)
+    width = int(batch.max(initial=1)) + 1
+    table = cohort.CohortTable(survival[unique // width], unique % width)
+    return table, inverse.reshape(batch.shape)
+
+
+def evaluate(
+    concurrency=DEFAULTS["concurrency"],
+    context=DEFAULTS["context"],
+    gamma=DEFAULTS["gamma"],
+    drafter=DEFAULTS["drafter"],
+    acceptance=DEFAULTS["acceptance"],
+    alpha=DEFAULTS["alpha"],
+    hardware: str = DEFAULTS["hardware"],
+    target: str = DEFAULTS["target"],
+) -> Evaluation:
+    """Evaluate one scenario or a broadcast grid of them.
+
+    >>> ev = evaluate()
+    >>> round(float(ev.speedup), 2), round(float(ev.mean_acceptance_length), 2)
+    (1.93, 2.61)
+    >>> evaluate(concurrency=[1, 64]).speedup.round(2).tolist()
+    [1.93, 0.89]
+    """
+    hw = get_hardware(hardware)
+    tgt = PassCoefficients.of(get_architecture(target))
+    b = check_integer("concurrency", concurrency, 1)
+    t = check_integer("context", context, 0)
+    g = check_integer("gamma", gamma, 1, MAX_GAMMA)
+    a = check_open_unit("alpha", alpha)
+    d = check_choice("drafter", drafter, DRAFTERS)
+    p = check_choice("acceptance", acceptance, PROFILES)
+    b, t, g, a, d, p = np.broadcast_arrays(b, t, g, a, d, p)
+    b, t, g = b.astype(float), t.astype(float), g.astype(float)
+    ratio = np.vectorize(acc.PROFILE_RATIO.__getitem__, otypes=[float])(p) if p.size else p.astype(float)
+    dc = _coefficient_arrays(d)
+    bw, peak = hw.memory_bandwidth.value, hw.peak_flops.value
+    n = t + KV_READ_OFFSET
+    gamma_max = int(g.max()) if g.size else 1
+
+    # Acceptance.
+    per_position = acc.per_position_acceptance(a, g, ratio, gamma_max)
+    tokens_per_iteration = acc.expected_tokens_per_iteration(per_position)
+    survival, rows = _survival_per_scenario(g, ratio, a, gamma_max)
+    iterations = cohort.expected_iterations(survival)[rows]
+
+    # Cohort time: each pass costs max(m0 + m1 A, c1 A) for a batch of A sequences.
+    table, row = _cohort_table(survival, rows, b)
+    t_flops_pos = tgt.flops_per_position(n)
+    d_flops_pos = dc["dense_flops_per_position"] + dc["attention_flops_per_token"] * n
+    verify_time = cohort.expected_pass_time_sum(
+        table,
+        row,
+        roofline.memory_time(tgt.weight_bytes, bw),
+        roofline.memory_time(n * tgt.kv_bytes_per_token, bw),
+        roofline.compute_time((g + 1) * t_flops_pos, peak),
+    )
+    draft_time = g * cohort.expected_pass_time_sum(
+        table,
+        row,
+        roofline.memory_time(dc["weight_bytes"], bw),
+        roofline.memory_time(n * dc["kv_bytes_per_token"], bw),
+        roofline.compute_time(d_flops_pos, peak),
+    )
+    spec_time = verify_time + draft_time
+
+    # Full-batch passes: plain decoding (one position) and the first verify pass (gamma + 1).
+    v_bytes = roofline.pass_bytes(tgt.weight_bytes, tgt.kv_bytes_per_token, b, n)
+    v_mem = roofline.memory_time(v_bytes, bw)
+    base_flops = roofline.pass_flops(tgt.dense_flops_per_position, tgt.attention_flops_per_token, b, 1, n)
+    base_time = GENERATED_TOKENS * roofline.pass_time(v_mem, roofline.compute_time(base_flops, peak))
+    v_flops = (g + 1) * base_flops
+    v_comp = roofline.compute_time(v_flops, peak)
+
+    output_tokens = b * GENERATED_TOKENS
+    drafts_per_s = b * iterations / spec_time
+    spec_flops_per_token = iterations * ((g + 1) * t_flops_pos + g * d_flops_pos) / GENERATED_TOKENS
+    final_length = t + GENERATED_TOKENS
+    memory_required = (
+        tgt.weight_bytes + dc["weight_bytes"] + b * final_length * (tgt.kv_bytes_per_token + dc["kv_bytes_per_token"])
+    )
+    full = lambda x: np.broadcast_to(np.asarray(x, dtype=float), b.shape)  # noqa: E731
+    return Evaluation(
+        speedup=base_time / spec_time,
+        spec_tokens_per_s=output_tokens / spec_time,
+        base_tokens_per_s=output_tokens / base_time,
+        mean_acceptance_length=tokens_per_iteration,
+        per_position=per_position,
+        draft_share=draft_time / spec_time,
+        arithmetic_ratio=spec_flops_per_token / t_flops_pos,
+        expected_iterations=iterations,
+        verify_idle=roofline.idle_share(v_mem, v_comp),
+        verify_bytes=v_bytes,
+        verify_flops=v_flops,
+        verify_memory_time=v_mem,
+        verify_compute_time=v_comp,
+        target_weight_bytes=full(tgt.weight_bytes),
+        draft_weight_bytes=dc["weight_bytes"],
+        draft_weight_fraction=dc["weight_bytes"] / tgt.weight_bytes,
+        target_kv_bytes_per_token=full(tgt.kv_bytes_per_token),
+        draft_kv_bytes_per_token=dc["kv_bytes_per_token"],
+        accepted_throughput=drafts_per_s * (tokens_per_iteration - 1.0),
+        drafted_throughput=drafts_per_s * g,
+        memory_required_bytes=memory_required,
+        fits_in_memory=memory_required <= hw.memory_capacity.value,
+    )

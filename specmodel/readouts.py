@@ -1,0 +1,86 @@
+"""The display layer: readouts with their labels, display units and formats.
+
+The model works in SI units (:class:`specmodel.model.Evaluation`); this module converts
+them into the units the article, the CLI and the simulator show (GiB, KiB, ms, TFLOP,
+shares as 0..1) and formats them. It computes nothing about speculative decoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from specmodel.model import Evaluation
+
+GIB = 2.0**30
+KIB = 2.0**10
+
+
+@dataclass(frozen=True)
+class Readout:
+    """One displayed quantity: ``value = getattr(evaluation, field) * scale``."""
+
+    key: str
+    label: str
+    field: str
+    scale: float = 1.0
+    unit: str = ""
+    decimals: int = 2
+    style: Literal["number", "times", "percent"] = "number"
+
+    def value(self, evaluation: Evaluation) -> np.ndarray:
+        """The readout in display units (shares stay 0..1)."""
+        return np.asarray(getattr(evaluation, self.field), dtype=float) * self.scale
+
+    def format(self, value: float) -> str:
+        """Text as the article and the simulator print it, e.g. ``1.94x``, ``26%``."""
+        if self.style == "times":
+            return f"{value:.{self.decimals}f}x"
+        if self.style == "percent":
+            return f"{100 * value:.{self.decimals}f}%"
+        text = f"{value:,.{self.decimals}f}"
+        return f"{text} {self.unit}" if self.unit else text
+
+
+#: Every scalar readout, in the order the CLI prints them; keys are the JSON keys.
+READOUTS: tuple[Readout, ...] = (
+    Readout("speedup", "Speedup over plain decoding", "speedup", style="times"),
+    Readout("spec_tokens_per_s", "Speculative throughput", "spec_tokens_per_s", unit="tokens/s", decimals=0),
+    Readout("base_tokens_per_s", "Plain decoding throughput", "base_tokens_per_s", unit="tokens/s", decimals=0),
+    Readout("mean_acceptance_length", "Mean acceptance length", "mean_acceptance_length", unit="tokens/pass"),
+    Readout("draft_share", "Wall clock in the drafter", "draft_share", decimals=0, style="percent"),
+    Readout("arithmetic_ratio", "Arithmetic per output token vs plain", "arithmetic_ratio", style="times"),
+    Readout("verify_idle", "Tensor cores idle in the verify pass", "verify_idle", decimals=0, style="percent"),
+    Readout("verify_gib", "Verify pass: bytes moved", "verify_bytes", 1 / GIB, "GiB"),
+    Readout("verify_tflop", "Verify pass: arithmetic", "verify_flops", 1e-12, "TFLOP", decimals=3),
+    Readout("verify_memory_ms", "Verify pass: memory time", "verify_memory_time", 1e3, "ms"),
+    Readout("verify_compute_ms", "Verify pass: arithmetic time", "verify_compute_time", 1e3, "ms"),
+    Readout("target_weights_gib", "Target weights", "target_weight_bytes", 1 / GIB, "GiB"),
+    Readout("draft_weight_fraction", "Draft weights / target weights", "draft_weight_fraction", decimals=1, style="percent"),
+    Readout("target_kv_kib", "Target KV cache per token", "target_kv_bytes_per_token", 1 / KIB, "KiB", decimals=0),
+    Readout("draft_kv_kib", "Draft KV cache per token", "draft_kv_bytes_per_token", 1 / KIB, "KiB", decimals=0),
+    Readout("accepted_throughput", "Accepted draft tokens", "accepted_throughput", unit="tokens/s", decimals=1),
+    Readout("drafted_throughput", "Drafted tokens", "drafted_throughput", unit="tokens/s", decimals=1),
+    Readout("expected_iterations", "Iterations per sequence", "expected_iterations", unit="passes"),
+    Readout("hbm_required_gib", "Memory for weights and caches", "memory_required_bytes", 1 / GIB, "GiB"),
+)
+
+BY_KEY = {r.key: r for r in READOUTS}
+
+
+def readout_arrays(evaluation: Evaluation) -> dict[str, np.ndarray]:
+    """Every scalar readout of an evaluation, in display units, by key."""
+    return {r.key: r.value(evaluation) for r in READOUTS}
+
+
+def point_readouts(evaluation: Evaluation) -> dict[str, object]:
+    """The readouts of a single scenario as plain Python values (the CLI's JSON object)."""
+    if np.size(evaluation.speedup) != 1:
+        raise ValueError("point_readouts needs a single scenario")
+    out: dict[str, object] = {key: float(np.squeeze(v)) for key, v in readout_arrays(evaluation).items()}
+    per_position = np.reshape(evaluation.per_position, -1)
+    out["per_position"] = [float(x) for x in per_position if x > 0]
+    out["fits_in_hbm"] = bool(np.squeeze(evaluation.fits_in_memory))
+    return out

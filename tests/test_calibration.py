@@ -1,0 +1,40 @@
+"""Anchor tests: every figure the article quotes (tests/data/calibration.csv, a copy of
+shared/brief/calibration.csv), reproduced by one model with one set of constants."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specmodel.calibration import compare, load_table, markdown_table
+
+TABLE_PATH = Path(__file__).parent / "data" / "calibration.csv"
+TABLE = load_table(TABLE_PATH)
+COMPARED = compare(TABLE)
+
+
+def _id(row) -> str:
+    return f"B{row.concurrency}-T{row.context}-g{row.gamma}-{row.drafter}-{row.acceptance}-a{row.alpha}-{row.metric}"
+
+
+@pytest.mark.parametrize("row", list(COMPARED.itertuples()), ids=[_id(r) for r in COMPARED.itertuples()])
+def test_row_within_tolerance(row):
+    # Source: the article's quoted figures (shared/brief/article.md, calibration.csv).
+    if row.tolerance == 0:
+        assert row.model == pytest.approx(row.value, abs=1e-9)
+    elif row.kind == "relative":
+        assert row.model == pytest.approx(row.value, rel=row.tolerance)
+    else:
+        assert row.model == pytest.approx(row.value, abs=row.tolerance)
+
+
+def test_table_has_every_row_of_the_brief():
+    assert len(TABLE) == 34
+    assert set(TABLE["kind"]) <= {"relative", "absolute"}
+
+
+def test_readme_calibration_block_is_current(root):
+    text = (root / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- calibration:start -->\n(.*?)\n<!-- calibration:end -->", text, re.S)
+    assert block, "README.md lacks the generated calibration block"
+    assert block.group(1).strip() == markdown_table(COMPARED).strip(), "run `make readme` to regenerate it"

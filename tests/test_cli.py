@@ -1,0 +1,90 @@
+"""The command line, run as a user would run it."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from specmodel import evaluate
+
+REQUIRED_KEYS = {
+    "speedup", "spec_tokens_per_s", "base_tokens_per_s", "mean_acceptance_length", "per_position",
+    "draft_share", "arithmetic_ratio", "verify_idle", "verify_gib", "verify_tflop", "verify_memory_ms",
+    "verify_compute_ms", "target_weights_gib", "draft_weight_fraction", "target_kv_kib", "draft_kv_kib",
+    "accepted_throughput", "drafted_throughput",
+}
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "specmodel", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_entry_point_is_installed():
+    assert shutil.which("specmodel"), "pip install -e . should install the specmodel command"
+
+
+def test_point_json_keys_and_values():
+    out = run("point", "--concurrency", "64", "--context", "2048", "--gamma", "4", "--drafter", "qwen3-0.6b",
+              "--acceptance", "falling", "--alpha", "0.75", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert REQUIRED_KEYS <= set(data)
+    assert data["speedup"] == pytest.approx(float(evaluate(concurrency=64).speedup))
+    assert len(data["per_position"]) == 4
+    for key in ("draft_share", "verify_idle", "draft_weight_fraction"):
+        assert 0 <= data[key] <= 1
+
+
+def test_point_defaults_are_the_articles():
+    data = json.loads(run("point", "--json").stdout)
+    assert data["speedup"] == pytest.approx(float(evaluate(1, 2048, 4, "qwen3-0.6b", "falling", 0.75).speedup))
+
+
+def test_point_table_is_readable():
+    out = run("point")
+    assert out.returncode == 0
+    assert "Speedup over plain decoding" in out.stdout and "x\n" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--gamma", "0"], "gamma 0"),
+        (["--alpha", "1"], "alpha 1"),
+        (["--alpha", "-0.2"], "alpha -0.2"),
+        (["--context", "-1"], "context -1"),
+        (["--drafter", "eagle"], "'eagle'"),
+        (["--hardware", "tpu"], "'tpu'"),
+        (["--gamma", "four"], "'four'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, needle):
+    out = run("point", *args)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0]
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_sweep_writes_the_default_grid(tmp_path, ext):
+    target = tmp_path / f"grid.{ext}"
+    out = run("sweep", "--out", str(target))
+    assert out.returncode == 0, out.stderr
+    frame = pd.read_csv(target) if ext == "csv" else pd.read_parquet(target)
+    assert len(frame) == 52_800
+    assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
+
+
+def test_sweep_bad_extension_writes_nothing(tmp_path):
+    out = run("sweep", "--out", str(tmp_path / "grid.xlsx"))
+    assert out.returncode == 2 and "allowed: .csv, .parquet" in out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_calibrate_command(root):
+    out = run("calibrate", "--markdown", cwd=root)
+    assert out.returncode == 0 and out.stdout.startswith("| scenario |")
