@@ -23,6 +23,7 @@ from specmodel import acceptance as acc
 from specmodel import architecture as arch_
 from specmodel import cohort, roofline
 from specmodel.constants import GENERATED_TOKENS, KV_READ_OFFSET
+from specmodel.errors import SpecModelError
 from specmodel.specs import Architecture, get_architecture, get_hardware
 from specmodel.validation import MAX_GAMMA, check_choice, check_integer, check_open_unit
 
@@ -149,14 +150,15 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate one scenario or a broadcast grid of them.
 
+    Unknown names (hardware, target, drafter, profile) and out-of-range values raise
+    :class:`specmodel.SpecModelError` before anything is computed.
+
     >>> ev = evaluate()
     >>> round(float(ev.speedup), 2), round(float(ev.mean_acceptance_length), 2)
     (1.93, 2.61)
     >>> evaluate(concurrency=[1, 64]).speedup.round(2).tolist()
     [1.93, 0.89]
     """
-    hw = get_hardware(hardware)
-    tgt = PassCoefficients.of(get_architecture(target))
     b = check_integer("concurrency", concurrency, 1)
     t = check_integer("context", context, 0)
     g = check_integer("gamma", gamma, 1, MAX_GAMMA)
@@ -164,17 +166,60 @@ def evaluate(
     d = check_choice("drafter", drafter, DRAFTERS)
     p = check_choice("acceptance", acceptance, PROFILES)
     b, t, g, a, d, p = np.broadcast_arrays(b, t, g, a, d, p)
-    b, t, g = b.astype(float), t.astype(float), g.astype(float)
     ratio = np.vectorize(acc.PROFILE_RATIO.__getitem__, otypes=[float])(p) if p.size else p.astype(float)
+    gamma_max = int(g.max()) if g.size else 1
+    per_position = acc.per_position_acceptance(a, g, ratio, gamma_max)
+    survival, rows = _survival_per_scenario(g, ratio, a, gamma_max)
+    return _evaluate(b, t, g, d, per_position, survival, rows, hardware, target)
+
+
+def evaluate_per_position(
+    per_position,
+    concurrency=DEFAULTS["concurrency"],
+    context=DEFAULTS["context"],
+    drafter=DEFAULTS["drafter"],
+    hardware: str = DEFAULTS["hardware"],
+    target: str = DEFAULTS["target"],
+) -> Evaluation:
+    """Evaluate scenarios whose acceptance is given position by position, e.g. measured.
+
+    ``per_position[..., j - 1]`` is the unconditional acceptance of draft position j (the
+    share of iterations in which guess j reaches the output, as vLLM's per-position
+    counters report it); gamma is the length of the trailing axis. Values must lie in
+    [0, 1] and must not rise with position (a guess survives only if all before it did).
+
+    >>> ev = evaluate_per_position([0.75, 0.478125, 0.25908398, 0.11933246])
+    >>> round(float(ev.speedup), 2)
+    1.93
+    """
+    u = np.asarray(per_position, dtype=float)
+    if u.ndim == 0 or u.shape[-1] < 1 or u.shape[-1] > MAX_GAMMA:
+        raise SpecModelError(f"per_position needs 1 to {MAX_GAMMA} positions on its last axis; got shape {u.shape}")
+    if not np.all(np.isfinite(u)) or np.any((u < 0) | (u > 1)):
+        raise SpecModelError("per-position acceptance must lie between 0 and 1")
+    if np.any(np.diff(u, axis=-1) > 1e-12):
+        raise SpecModelError("per-position acceptance must not rise with position (guess j needs guesses 1..j-1)")
+    b = check_integer("concurrency", concurrency, 1)
+    t = check_integer("context", context, 0)
+    d = check_choice("drafter", drafter, DRAFTERS)
+    b, t, d, _ = np.broadcast_arrays(b, t, d, np.empty(u.shape[:-1]))
+    shape = b.shape
+    u = np.broadcast_to(u, shape + u.shape[-1:])
+    g = np.full(shape, u.shape[-1])
+    distinct, inverse = np.unique(u.reshape(-1, u.shape[-1]), axis=0, return_inverse=True)
+    survival = cohort.iteration_survival(acc.tokens_per_iteration_pmf(distinct))
+    return _evaluate(b, t, g, d, u, survival, inverse.reshape(shape), hardware, target)
+
+
+def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Evaluation:
+    """The model proper, on validated, broadcast inputs (see :func:`evaluate`)."""
+    hw = get_hardware(hardware)
+    tgt = PassCoefficients.of(get_architecture(target))
+    b, t, g = b.astype(float), t.astype(float), g.astype(float)
     dc = _coefficient_arrays(d)
     bw, peak = hw.memory_bandwidth.value, hw.peak_flops.value
     n = t + KV_READ_OFFSET
-    gamma_max = int(g.max()) if g.size else 1
-
-    # Acceptance.
-    per_position = acc.per_position_acceptance(a, g, ratio, gamma_max)
     tokens_per_iteration = acc.expected_tokens_per_iteration(per_position)
-    survival, rows = _survival_per_scenario(g, ratio, a, gamma_max)
     iterations = cohort.expected_iterations(survival)[rows]
 
     # Cohort time: each pass costs max(m0 + m1 A, c1 A) for a batch of A sequences.

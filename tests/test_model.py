@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specmodel import SpecModelError, evaluate
+from specmodel import SpecModelError, evaluate, evaluate_per_position
 from specmodel.acceptance import theorem_3_11_arithmetic_increase
 from specmodel.grid import DEFAULT_GRID, sweep
 
@@ -137,3 +137,18 @@ def test_sweep_has_one_row_per_scenario():
 def test_default_grid_size():
     sizes = [len(v) for v in DEFAULT_GRID.values()]
     assert np.prod(sizes) >= 50_000
+
+
+@given(scenarios)
+@settings(max_examples=30, deadline=None)
+def test_per_position_path_agrees_with_profiles(s):
+    ev = evaluate(**s)
+    measured = evaluate_per_position(ev.per_position, s["concurrency"], s["context"], s["drafter"])
+    assert float(measured.speedup) == pytest.approx(float(ev.speedup), rel=1e-9)
+
+
+def test_per_position_rejects_rising_acceptance():
+    with pytest.raises(SpecModelError, match="must not rise"):
+        evaluate_per_position([0.5, 0.6])
+    with pytest.raises(SpecModelError, match="between 0 and 1"):
+        evaluate_per_position([1.2])
