@@ -1,0 +1,215 @@
+"""File output of the site build: figures, tables, numbers and simulator data into
+docs/generated/, written to a temporary folder and swapped in only when all succeeded.
+
+Run as ``python build_figures.py`` (see that file); prints what it wrote and how long it took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from specmodel.errors import SpecModelError
+from specmodel.model import DEFAULTS, evaluate
+from specmodel.site import figures as draw
+from specmodel.site import figures_data as data
+from specmodel.site import tables
+from specmodel.site.numbers import article_numbers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure of the site: its id (``{{ figure:<id> }}`` in the Markdown), an accessible
+    title, the one-line caption saying what to look at, and how to make it."""
+
+    id: str
+    title: str
+    caption: str
+    make: Callable[[], go.Figure]
+
+
+def _alpha_figure() -> go.Figure:
+    frame, breakeven = data.alpha_sweep()
+    marks = {
+        "qwen3-0.6b at alpha 0.75": (0.75, float(evaluate(drafter="qwen3-0.6b").speedup)),
+        "qwen3-1.7b at alpha 0.95": (0.95, float(evaluate(drafter="qwen3-1.7b", alpha=0.95).speedup)),
+    }
+    return draw.alpha_sweep(frame, breakeven, marks)
+
+
+FIGURES: tuple[FigureSpec, ...] = (
+    FigureSpec("ladder", "Speedup against concurrency for each drafter",
+               "The ladder: follow each drafter's speedup down as concurrent sequences rise; magenta points are "
+               "slower than plain decoding. Drag the slider to change the context.",
+               lambda: draw.ladder(data.ladder())),
+    FigureSpec("roofline", "Verify-pass memory time, arithmetic time and idle share",
+               "Memory time barely moves until the caches dominate, arithmetic time grows with every sequence: "
+               "the gap between them is the idle arithmetic speculation borrows.",
+               lambda: draw.roofline(data.roofline())),
+    FigureSpec("arithmetic", "Arithmetic per output token against gamma",
+               "The bill: dots are the model's own FLOP counts, dotted lines Theorem 3.11; only the n-gram drafter "
+               "with i.i.d. acceptance sits on the paper's c = 0 line.",
+               lambda: draw.arithmetic_bill(data.arithmetic_bill())),
+    FigureSpec("alpha", "Speedup against acceptance rate for the two draft models",
+               "Look at the diamonds: the 1.7B draft at a fantasy alpha of 0.95 still falls short of the 0.6B draft "
+               "at 0.75. Dotted lines mark each draft's break-even alpha.",
+               _alpha_figure),
+    FigureSpec("memory", "Weights and KV cache per token of the three models",
+               "The drafts' weights are small; their caches are not: each draft token re-reads most of a target's "
+               "worth of cache.",
+               lambda: draw.memory_footprint(data.memory_footprint())),
+    FigureSpec("context", "Speedup and draft share against context at 64 sequences",
+               "At 64 sequences, longer prompts hand the wall clock to the drafter; the n-gram drafter has no cache "
+               "to read and keeps its lead.",
+               lambda: draw.context_sweep(data.context_sweep(64), 64)),
+    FigureSpec("gamma", "Speedup against gamma at 1 and 32 sequences",
+               "One sequence peaks at three or four draft tokens; 32 sequences peak earlier and fall below 1x. "
+               "The slider adds a third concurrency.",
+               lambda: draw.gamma_sweep(data.gamma_sweep())),
+    FigureSpec("tokens", "Expected tokens per iteration against gamma",
+               "Each curve flattens onto its dashed ceiling 1/(1 - alpha): past a few draft tokens, more guesses "
+               "buy almost nothing.",
+               lambda: draw.tokens_per_iteration(data.tokens_per_iteration())),
+    FigureSpec("per-position", "Per-position acceptance, falling against same",
+               "Under the falling profile the fourth guess reaches the output in about one iteration in eight; "
+               "the i.i.d. assumption flatters every position after the first.",
+               lambda: draw.per_position(data.per_position())),
+    FigureSpec("breakeven", "Break-even map over concurrency and context",
+               "Teal cells win, magenta cells lose; the line is the 1.0x contour and each cell shows the best "
+               "gamma (off: no gamma wins). Switch drafters with the buttons.",
+               lambda: draw.breakeven_map(data.breakeven_map())),
+)
+
+
+def figure_fragment(spec: FigureSpec, fig: go.Figure) -> str:
+    """The HTML the page embeds: an empty div, the figure as JSON, and the caption.
+
+    No plotly.js inside; docs/javascripts/figures.js draws every ``.specfig`` with the
+    site's single copy. Ids are fixed, so the output is byte-stable.
+    """
+    payload = fig.to_json(pretty=False, engine="json").replace("</", "<\\/")
+    return (
+        f'<figure class="specfig-figure" id="figure-{spec.id}">\n'
+        f'<div class="specfig" id="fig-{spec.id}" data-json="fig-{spec.id}-data" role="img" '
+        f'aria-label="{html.escape(spec.title)}"></div>\n'
+        f'<script type="application/json" id="fig-{spec.id}-data">{payload}</script>\n'
+        f"<figcaption>{html.escape(spec.caption)}</figcaption>\n"
+        "</figure>\n"
+    )
+
+
+#: Command outputs the CLI page shows: name -> argv.
+CLI_EXAMPLES = {
+    "point": ["point"],
+    "point-json": ["point", "--concurrency", "64", "--json"],
+    "point-help": ["point", "--help"],
+    "point-bad": ["point", "--gamma", "0"],
+    "sweep-help": ["sweep", "--help"],
+    "calibrate-help": ["calibrate", "--help"],
+}
+
+
+def command_output(argv: list[str]) -> str:
+    """What ``specmodel <argv>`` prints (stdout and stderr), run in-process."""
+    import contextlib
+    import io
+    import os
+
+    from specmodel.cli import main as cli_main
+
+    buffer = io.StringIO()
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "88"  # argparse wraps help to the terminal width: pin it
+    try:
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            try:
+                cli_main(argv)
+            except SystemExit:
+                pass
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS")
+        else:
+            os.environ["COLUMNS"] = old
+    return buffer.getvalue().rstrip() + "\n"
+
+
+def numbers_json() -> str:
+    numbers = article_numbers()
+    return json.dumps({k: {"value": v.value, "text": v.text} for k, v in numbers.items()}, indent=1, sort_keys=True)
+
+
+def outputs(calibration_table: Path) -> dict[str, str]:
+    """Relative path -> text of every generated file."""
+    files = {f"figures/{spec.id}.html": figure_fragment(spec, spec.make()) for spec in FIGURES}
+    files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
+    files["tables/constants.md"] = tables.constants() + "\n"
+    files["tables/hardware.md"] = tables.hardware() + "\n"
+    files["tables/models.md"] = tables.models() + "\n"
+    files["tables/footprint.md"] = tables.footprint() + "\n"
+    files["numbers.json"] = numbers_json() + "\n"
+    for name, argv in CLI_EXAMPLES.items():
+        text = command_output(argv)
+        if name == "point-json":
+            text = json.dumps(json.loads(text), indent=2) + "\n"
+        files[f"outputs/{name}.txt"] = text
+    return files
+
+
+def write_tree(files: dict[str, str], destination: Path) -> None:
+    """Write ``files`` into a temporary sibling of ``destination`` and swap it in."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}-", dir=destination.parent))
+    try:
+        for rel, text in files.items():
+            path = staging / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        old = destination.with_name(f".{destination.name}-old")
+        if old.exists():
+            shutil.rmtree(old)
+        if destination.exists():
+            destination.rename(old)
+        staging.rename(destination)
+        if old.exists():
+            shutil.rmtree(old)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="build_figures.py", description="Compute the site's figures, tables and numbers.")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "generated", help="output folder (default: %(default)s)")
+    parser.add_argument("--calibration", type=Path, default=ROOT / "tests" / "data" / "calibration.csv",
+                        help="calibration table (default: %(default)s)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        if not args.calibration.is_file():
+            raise SpecModelError(f"--calibration {str(args.calibration)!r} is not a file")
+        files = outputs(args.calibration)
+        write_tree(files, args.out)
+    except SpecModelError as exc:
+        print(f"build_figures.py: error: {exc}", file=sys.stderr)
+        return 2
+    for rel, text in sorted(files.items()):
+        print(f"  {rel:<28} {len(text.encode()):>9,} bytes")
+    total = sum(len(t.encode()) for t in files.values())
+    print(f"wrote {len(files)} files ({total:,} bytes) to {args.out} in {time.perf_counter() - start:.2f} s")
+    return 0
+
+
+__all__ = ["DEFAULTS", "FIGURES", "main", "outputs"]

@@ -1,0 +1,137 @@
+"""The numbers behind each figure of the article: tidy DataFrames computed from the model.
+
+One function per figure, named like the figure; no drawing here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from specmodel import acceptance as acc
+from specmodel import architecture as arch
+from specmodel.model import DEFAULTS, DRAFTERS, evaluate
+from specmodel.readouts import GIB, KIB
+from specmodel.specs import get_architecture
+
+CONCURRENCY = np.array([2**i for i in range(11)])
+CONTEXTS = np.array([2**i for i in range(8, 16)])
+GAMMAS = np.arange(1, 11)
+MODEL_DRAFTERS = ("qwen3-0.6b", "qwen3-1.7b")
+
+
+def _frame(ev, **columns) -> pd.DataFrame:
+    shape = np.shape(ev.speedup)
+    out = {k: np.broadcast_to(v, shape).ravel() for k, v in columns.items()}
+    return pd.DataFrame(out)
+
+
+def ladder() -> pd.DataFrame:
+    """Speedup and throughputs vs concurrency, for every drafter and context (defaults otherwise)."""
+    b, t, d = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(list(DRAFTERS)), indexing="ij")
+    ev = evaluate(concurrency=b, context=t, drafter=d)
+    return _frame(ev, concurrency=b, context=t, drafter=d, speedup=ev.speedup,
+                  spec_tokens_per_s=ev.spec_tokens_per_s, base_tokens_per_s=ev.base_tokens_per_s)
+
+
+def roofline() -> pd.DataFrame:
+    """The full-batch verify pass vs concurrency at the defaults: memory time, arithmetic
+    time (seconds) and the tensor cores' idle share."""
+    b = np.unique(np.concatenate([CONCURRENCY, np.round(np.geomspace(1, 1024, 61))])).astype(int)
+    ev = evaluate(concurrency=b)
+    return _frame(ev, concurrency=b, memory_time=ev.verify_memory_time, compute_time=ev.verify_compute_time,
+                  idle=ev.verify_idle)
+
+
+def arithmetic_bill() -> pd.DataFrame:
+    """Arithmetic per output token (speculative / plain) vs gamma: simulated for three
+    drafter/profile pairs, and Leviathan et al.'s Theorem 3.11 for c = 0 and for the 0.6B draft."""
+    rows = []
+    cases = [("qwen3-0.6b", "falling"), ("qwen3-0.6b", "same"), ("ngram", "same")]
+    for drafter, profile in cases:
+        ev = evaluate(gamma=GAMMAS, drafter=drafter, acceptance=profile)
+        rows.append(pd.DataFrame({"gamma": GAMMAS, "series": f"simulated: {drafter}, {profile}",
+                                  "drafter": drafter, "kind": "simulated", "ratio": ev.arithmetic_ratio}))
+    t8, d06 = get_architecture(DEFAULTS["target"]), get_architecture("qwen3-0.6b")
+    c06 = arch.dense_flops_per_position(d06) / arch.dense_flops_per_position(t8)
+    for c, label, drafter in ((0.0, "Theorem 3.11, c = 0", "ngram"), (c06, f"Theorem 3.11, c = {c06:.3f}", "qwen3-0.6b")):
+        rows.append(pd.DataFrame({"gamma": GAMMAS, "series": label, "drafter": drafter, "kind": "theorem",
+                                  "ratio": acc.theorem_3_11_arithmetic_increase(DEFAULTS["alpha"], GAMMAS, c)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def alpha_sweep() -> tuple[pd.DataFrame, dict[str, float]]:
+    """Speedup vs alpha at one sequence for the two draft models, and each one's break-even
+    alpha (where speedup crosses 1, linearly interpolated on a 0.005 grid)."""
+    alphas = np.round(np.arange(0.02, 0.9951, 0.005), 3)
+    a, d = np.meshgrid(alphas, np.array(MODEL_DRAFTERS), indexing="ij")
+    ev = evaluate(alpha=a, drafter=d)
+    frame = _frame(ev, alpha=a, drafter=d, speedup=ev.speedup)
+    breakeven = {}
+    for drafter, group in frame.groupby("drafter", sort=False):
+        s, x = group["speedup"].to_numpy(), group["alpha"].to_numpy()
+        above = np.flatnonzero(s >= 1)
+        if len(above) and above[0] > 0:
+            i = above[0]
+            breakeven[drafter] = float(x[i - 1] + (1 - s[i - 1]) * (x[i] - x[i - 1]) / (s[i] - s[i - 1]))
+        else:
+            breakeven[drafter] = float("nan")
+    return frame, breakeven
+
+
+def memory_footprint() -> pd.DataFrame:
+    """Weights (GiB) and KV cache per token (KiB) of the target and the two draft models."""
+    keys = ("qwen3-8b", "qwen3-0.6b", "qwen3-1.7b")
+    models = [get_architecture(k) for k in keys]
+    return pd.DataFrame({
+        "model": [m.name for m in models],
+        "weights_gib": [arch.weight_bytes(m) / GIB for m in models],
+        "kv_kib_per_token": [arch.kv_cache_bytes_per_token(m) / KIB for m in models],
+        "parameters": [arch.parameter_count(m) for m in models],
+    })
+
+
+def context_sweep(concurrency: int = 64) -> pd.DataFrame:
+    """Draft share of wall clock and speedup vs context at 64 sequences, every drafter."""
+    t, d = np.meshgrid(CONTEXTS, np.array(list(DRAFTERS)), indexing="ij")
+    ev = evaluate(concurrency=concurrency, context=t, drafter=d)
+    return _frame(ev, context=t, drafter=d, speedup=ev.speedup, draft_share=ev.draft_share)
+
+
+def gamma_sweep() -> pd.DataFrame:
+    """Speedup vs gamma at every concurrency (0.6B draft, falling, alpha 0.75, context 2048)."""
+    g, b = np.meshgrid(GAMMAS, CONCURRENCY, indexing="ij")
+    ev = evaluate(gamma=g, concurrency=b)
+    return _frame(ev, gamma=g, concurrency=b, speedup=ev.speedup)
+
+
+TOKEN_ALPHAS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
+
+
+def tokens_per_iteration() -> pd.DataFrame:
+    """Expected tokens per iteration vs gamma (i.i.d. closed form) for several alpha, with
+    each alpha's ceiling 1 / (1 - alpha)."""
+    g, a = np.meshgrid(np.arange(1, 21), np.array(TOKEN_ALPHAS), indexing="ij")
+    tokens = acc.closed_form_tokens_per_iteration(a, g)
+    return pd.DataFrame({"gamma": g.ravel(), "alpha": a.ravel(), "tokens": tokens.ravel(),
+                         "ceiling": (1 / (1 - a)).ravel()})
+
+
+def per_position(gamma: int = 6) -> pd.DataFrame:
+    """Unconditional acceptance of each draft position, falling vs same (alpha 0.75)."""
+    rows = []
+    for profile in ("falling", "same"):
+        ev = evaluate(gamma=gamma, acceptance=profile)
+        rows.append(pd.DataFrame({"position": np.arange(1, gamma + 1), "profile": profile,
+                                  "acceptance": np.ravel(ev.per_position)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def breakeven_map() -> pd.DataFrame:
+    """For every drafter, concurrency and context: the best gamma (1..10) and its speedup."""
+    b, t, d, g = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(list(DRAFTERS)), GAMMAS, indexing="ij")
+    ev = evaluate(concurrency=b, context=t, drafter=d, gamma=g)
+    best = np.argmax(ev.speedup, axis=-1)
+    speedup = np.take_along_axis(ev.speedup, best[..., None], axis=-1)[..., 0]
+    return pd.DataFrame({"concurrency": b[..., 0].ravel(), "context": t[..., 0].ravel(), "drafter": d[..., 0].ravel(),
+                         "best_gamma": GAMMAS[best].ravel(), "speedup": speedup.ravel()})
