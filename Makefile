@@ -7,6 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1:8000
+export NO_MKDOCS_2_WARNING = 1
 
 .PHONY: install chromium test serve site figures readme bench clean
 
@@ -33,7 +34,7 @@ site: figures
 	$(BIN)/mkdocs build --strict
 
 serve: figures
-	$(BIN)/mkdocs serve --strict --dev-addr $(HOST)
+	SITE_URL=http://$(HOST)/ $(BIN)/mkdocs serve --strict --dev-addr $(HOST)
 
 readme: install
 	$(BIN)/python tools/update_readme.py

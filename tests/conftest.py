@@ -1,11 +1,88 @@
+"""Shared fixtures: the repository root, a built site, a local server and a browser."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_site(site_dir: Path, site_url: str = "http://127.0.0.1:8000/") -> subprocess.CompletedProcess:
+    """build_figures.py, then ``mkdocs build --strict`` into ``site_dir`` for ``site_url``."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url}
+    figures = subprocess.run([sys.executable, "build_figures.py"], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert figures.returncode == 0, figures.stderr
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+                          cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+@pytest.fixture(scope="session")
+def site_url() -> str:
+    """Where the test server will serve the site (Material's instant navigation only
+    works at the site_url the site was built for)."""
+    return f"http://127.0.0.1:{_free_port()}/"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, site_url) -> Path:
+    """The whole site, built once per test session."""
+    site = tmp_path_factory.mktemp("site")
+    result = build_site(site, site_url)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return site
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_server(built_site, site_url):
+    """The built site served on localhost at its site_url; yields that URL."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", urlsplit(site_url).port), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield site_url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright (Playwright's own browser download is not used)."""
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium (make test does) or set CHROMIUM")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -1,7 +1,7 @@
 /* Draws every figure of the site with the one local copy of plotly.js.
  *
- * A figure is <div class="specfig" data-json="ID"> plus <script type="application/json"
- * id="ID"> holding the Plotly figure that build_figures.py wrote. Drawing runs on every
+ * A figure is <div class="specfig" data-figure="JSON"> holding the Plotly figure that
+ * build_figures.py wrote. Drawing runs on every
  * page load, including Material's instant navigation (document$), and the text, grid and
  * reference traces (meta === "reference") follow the light or dark scheme. */
 (function () {
@@ -68,8 +68,7 @@
   function draw(el) {
     if (el.dataset.state) return Promise.resolve();
     el.dataset.state = "drawing";
-    var source = document.getElementById(el.dataset.json);
-    var figure = JSON.parse(source.textContent);
+    var figure = JSON.parse(el.dataset.figure);
     var config = { responsive: true, displaylogo: false, displayModeBar: false };
     return Plotly.newPlot(el, figure.data, figure.layout, config)
       .then(function () {

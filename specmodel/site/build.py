@@ -94,17 +94,18 @@ FIGURES: tuple[FigureSpec, ...] = (
 
 
 def figure_fragment(spec: FigureSpec, fig: go.Figure) -> str:
-    """The HTML the page embeds: an empty div, the figure as JSON, and the caption.
+    """The HTML the page embeds: a div carrying the figure as JSON, and the caption.
 
     No plotly.js inside; docs/javascripts/figures.js draws every ``.specfig`` with the
-    site's single copy. Ids are fixed, so the output is byte-stable.
+    site's single copy. The JSON sits in a ``data-figure`` attribute rather than a
+    ``<script>`` element because Material's instant navigation re-executes every script
+    in the content it swaps in. Ids are fixed, so the output is byte-stable.
     """
-    payload = fig.to_json(pretty=False, engine="json").replace("</", "<\\/")
+    payload = html.escape(fig.to_json(pretty=False, engine="json"), quote=True)
     return (
         f'<figure class="specfig-figure" id="figure-{spec.id}">\n'
-        f'<div class="specfig" id="fig-{spec.id}" data-json="fig-{spec.id}-data" role="img" '
-        f'aria-label="{html.escape(spec.title)}"></div>\n'
-        f'<script type="application/json" id="fig-{spec.id}-data">{payload}</script>\n'
+        f'<div class="specfig" id="fig-{spec.id}" role="img" aria-label="{html.escape(spec.title)}" '
+        f'data-figure="{payload}"></div>\n'
         f"<figcaption>{html.escape(spec.caption)}</figcaption>\n"
         "</figure>\n"
     )
@@ -205,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     except SpecModelError as exc:
         print(f"build_figures.py: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"build_figures.py: error: cannot write {args.out}: {exc}", file=sys.stderr)
+        return 1
     for rel, text in sorted(files.items()):
         print(f"  {rel:<28} {len(text.encode()):>9,} bytes")
     total = sum(len(t.encode()) for t in files.values())
