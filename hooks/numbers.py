@@ -5,7 +5,8 @@ In every Markdown page:
 * ``{{ name }}`` becomes the text of number ``name`` in docs/generated/numbers.json;
 * ``{{ figure:id }}`` becomes the figure fragment docs/generated/figures/<id>.html;
 * ``{{ table:name }}`` becomes the table docs/generated/tables/<name>.md;
-* ``{{ output:name }}`` becomes the command output docs/generated/outputs/<name>.txt.
+* ``{{ output:name }}`` becomes the command output docs/generated/outputs/<name>.txt;
+* ``{{ html:name }}`` becomes the HTML block docs/generated/html/<name>.html.
 
 An unknown name, or a missing generated folder, fails the build with a message that says
 what was wrong and what exists. build_figures.py writes the generated folder.
@@ -19,8 +20,9 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output):)?([A-Za-z0-9_\-]+)\s*\}\}")
-KINDS = {"figure": ("figures", ".html"), "table": ("tables", ".md"), "output": ("outputs", ".txt")}
+PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output|html):)?([A-Za-z0-9_\-]+)\s*\}\}")
+KINDS = {"figure": ("figures", ".html"), "table": ("tables", ".md"), "output": ("outputs", ".txt"),
+         "html": ("html", ".html")}
 _state: dict = {}
 
 

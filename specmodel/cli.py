@@ -62,7 +62,33 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--table", type=Path, default=Path("tests/data/calibration.csv"),
                            help="calibration CSV (default: %(default)s)")
     calibrate.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    _advise_parser(sub)
     return parser
+
+
+def _advise_parser(sub) -> None:
+    advise = sub.add_parser(
+        "advise", help="advise on gamma and drafter from a vLLM server's spec-decode metrics",
+        description="Infer per-position acceptance from a vLLM log or Prometheus scrape, predict the speedup "
+                    "of each gamma at the given concurrency, and say whether to keep, lower gamma, switch to a "
+                    "zero-cost drafter or turn speculation off.")
+    source = advise.add_mutually_exclusive_group(required=True)
+    source.add_argument("--log", type=Path, metavar="FILE",
+                        help="vLLM log holding 'SpecDecoding metrics:' lines")
+    source.add_argument("--metrics", type=Path, metavar="FILE",
+                        help="Prometheus scrape of vLLM's /metrics (text exposition; several scrapes appended "
+                             "give the increase between the first and the last)")
+    advise.add_argument("--concurrency", type=int, required=True,
+                        help="concurrent sequences B the server runs")
+    advise.add_argument("--context", type=int, default=DEFAULTS["context"],
+                        help="prompt tokens per sequence (default: %(default)s)")
+    drafter = advise.add_mutually_exclusive_group(required=True)
+    drafter.add_argument("--drafter", choices=tuple(DRAFTERS), help="where drafts come from")
+    drafter.add_argument("--speculative-config", metavar="JSON",
+                         help="vLLM's --speculative-config, e.g. '{\"method\": \"ngram\", "
+                              "\"num_speculative_tokens\": 3}'")
+    _hardware_option(advise)
+    advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
 def format_table(values: dict[str, object]) -> str:
@@ -127,7 +153,26 @@ def run_calibrate(args: argparse.Namespace) -> str:
     return compared[columns].to_string(index=False)
 
 
-COMMANDS = {"point": run_point, "sweep": run_sweep, "calibrate": run_calibrate}
+def run_advise(args: argparse.Namespace) -> str:
+    from specmodel import advise, vllm_metrics
+
+    if args.speculative_config is not None:
+        deployment = advise.deployment_from_speculative_config(args.speculative_config)
+    else:
+        deployment = advise.deployment_from_drafter(args.drafter)
+    if args.log is not None:
+        counters = vllm_metrics.load_log(args.log, "--log")
+    else:
+        counters = vllm_metrics.load_exposition(args.metrics, "--metrics")
+    advice = advise.advise(vllm_metrics.per_position_rate(counters), args.concurrency, args.context, deployment,
+                           args.hardware)
+    measured = vllm_metrics.counters_summary(counters)
+    if args.json:
+        return json.dumps(advise.advice_dict(advice, measured))
+    return advise.format_advice(advice, measured)
+
+
+COMMANDS = {"point": run_point, "sweep": run_sweep, "calibrate": run_calibrate, "advise": run_advise}
 
 
 def main(argv: list[str] | None = None) -> int:

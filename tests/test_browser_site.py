@@ -13,6 +13,18 @@ PAGES = {"": 10, "model/": 0, "notebook/": 1, "cli/": 0}  # path -> minimum numb
 ALL_RENDERED = "() => [...document.querySelectorAll('.specfig')].every(e => e.dataset.state === 'rendered')"
 
 
+def render_all(page, timeout: int = 20_000) -> int:
+    """Scroll every figure into view (figures draw when they near the viewport) and wait
+    until all are drawn; returns how many there are."""
+    count = page.locator(".specfig").count()
+    for i in range(count):
+        figure = page.locator(".specfig").nth(i)
+        figure.scroll_into_view_if_needed()
+        page.wait_for_function("el => el.dataset.state === 'rendered'", arg=figure.element_handle(), timeout=timeout)
+    page.wait_for_function(ALL_RENDERED, timeout=timeout)
+    return count
+
+
 class Watch:
     """Console errors, page errors and requests to other hosts, for one page."""
 
@@ -42,8 +54,7 @@ def page(browser, site_server):
 @pytest.mark.parametrize("path", list(PAGES))
 def test_page_loads_and_every_figure_renders(page, site_server, path):
     page.goto(site_server + path, wait_until="load")
-    page.wait_for_function(ALL_RENDERED, timeout=20_000)
-    count = page.locator(".specfig").count()
+    count = render_all(page)
     assert count >= PAGES[path]
     if count:
         # A rendered figure has axes with tick labels, not an empty div.
@@ -58,7 +69,8 @@ def test_figures_render_after_instant_navigation(page, site_server):
     page.evaluate("() => { window.__sameDocument = true; }")
     page.locator("nav.md-nav--primary").get_by_role("link", name="Article").first.click()
     page.wait_for_url(site_server)
-    page.wait_for_function(ALL_RENDERED + " && document.querySelectorAll('.specfig').length >= 10", timeout=20_000)
+    page.wait_for_selector("#fig-ladder", state="attached")
+    assert render_all(page) >= 10
     assert page.evaluate("() => window.__sameDocument === true"), "navigation reloaded the page: not instant"
     assert page.watch.errors == [] and page.watch.foreign == []
 
@@ -75,8 +87,9 @@ def _luminance(rgb: str) -> float:
 
 def test_dark_scheme_keeps_figures_legible(page, site_server):
     page.goto(site_server, wait_until="load")
-    page.wait_for_function(ALL_RENDERED, timeout=20_000)
+    render_all(page)
     light = _tick_fill(page)
+    page.evaluate("() => window.scrollTo(0, 0)")
     page.click("label[title='Switch to the dark scheme']")
     page.wait_for_function("() => [...document.querySelectorAll('.specfig')].every(e => e.dataset.theme === 'slate')",
                            timeout=10_000)

@@ -3,9 +3,34 @@
  * A figure is <div class="specfig" data-figure="JSON"> holding the Plotly figure that
  * build_figures.py wrote. Drawing runs on every
  * page load, including Material's instant navigation (document$), and the text, grid and
- * reference traces (meta === "reference") follow the light or dark scheme. */
+ * reference traces (meta === "reference") follow the light or dark scheme. A figure is
+ * drawn when it nears the viewport; data-state="rendered" marks it done. */
 (function () {
   "use strict";
+
+  /* The site's single copy of plotly.js, next to this script's folder. */
+  var PLOTLY_URL = new URL("../assets/vendor/plotly/plotly-cartesian.min.js", document.currentScript.src).href;
+  var plotlyLoading = null;
+
+  function loadPlotly() {
+    if (!plotlyLoading) {
+      plotlyLoading = new Promise(function (resolve, reject) {
+        if (window.Plotly) return resolve(window.Plotly);
+        var script = document.createElement("script");
+        script.src = PLOTLY_URL;
+        script.async = true;
+        script.onload = function () {
+          resolve(window.Plotly);
+        };
+        script.onerror = function () {
+          plotlyLoading = null;
+          reject(new Error("could not load " + PLOTLY_URL));
+        };
+        document.head.appendChild(script);
+      });
+    }
+    return plotlyLoading;
+  }
 
   function palette() {
     var style = getComputedStyle(document.body);
@@ -79,9 +104,58 @@
       });
   }
 
+  /* Figures are drawn when they come near the viewport, one per frame, so that drawing
+   * ten figures never holds up the page (or the simulator) on first load. */
+  var queue = [];
+  var scheduled = false;
+
+  function pump() {
+    scheduled = false;
+    var el = queue.shift();
+    if (!el) return;
+    loadPlotly()
+      .then(function () {
+        return draw(el);
+      })
+      .then(schedule, function (error) {
+        el.dataset.state = "failed";
+        console.error(error);
+        schedule();
+      });
+  }
+
+  function schedule() {
+    if (!scheduled && queue.length) {
+      scheduled = true;
+      window.requestAnimationFrame(function () {
+        setTimeout(pump, 0);
+      });
+    }
+  }
+
+  var observer =
+    "IntersectionObserver" in window
+      ? new IntersectionObserver(
+          function (entries) {
+            entries.forEach(function (entry) {
+              if (entry.isIntersecting) {
+                observer.unobserve(entry.target);
+                queue.push(entry.target);
+              }
+            });
+            schedule();
+          },
+          { rootMargin: "400px 0px" }
+        )
+      : null;
+
   function drawAll() {
-    if (typeof Plotly === "undefined") return;
-    document.querySelectorAll(".specfig").forEach(draw);
+    document.querySelectorAll(".specfig").forEach(function (el) {
+      if (el.dataset.state) return;
+      if (observer) observer.observe(el);
+      else queue.push(el);
+    });
+    schedule();
   }
 
   function rethemeAll() {

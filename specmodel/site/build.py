@@ -23,7 +23,7 @@ from specmodel.errors import SpecModelError
 from specmodel.model import DEFAULTS, evaluate
 from specmodel.site import figures as draw
 from specmodel.site import figures_data as data
-from specmodel.site import tables
+from specmodel.site import simulator, tables
 from specmodel.site.numbers import article_numbers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,6 +161,9 @@ def outputs(calibration_table: Path) -> dict[str, str]:
     files["tables/models.md"] = tables.models() + "\n"
     files["tables/footprint.md"] = tables.footprint() + "\n"
     files["numbers.json"] = numbers_json() + "\n"
+    sim = simulator.simulator_data()
+    files["data/simulator.json"] = json.dumps(sim, separators=(",", ":"), sort_keys=True) + "\n"
+    files["html/simulator.html"] = simulator.simulator_html(sim)
     for name, argv in CLI_EXAMPLES.items():
         text = command_output(argv)
         if name == "point-json":

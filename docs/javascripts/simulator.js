@@ -1,0 +1,266 @@
+/* The simulator at the top of the article.
+ *
+ * Looks every readout up in the data file that build_figures.py computes with specmodel
+ * (generated/data/simulator.json) and formats it; nothing here computes a model quantity.
+ * Each stored quantity is an integer in units of its displayed precision, over only the
+ * axes it depends on. The setting lives in the page URL (?concurrency=64&gamma=2...). */
+(function () {
+  "use strict";
+
+  var NAMES = ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha"];
+  var dataCache = {};
+
+  /* ---- decoding ---------------------------------------------------------------------- */
+
+  var LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+  function unpack(field) {
+    /* Little-endian unsigned integers, base64-encoded, as a typed array. */
+    var text = atob(field.data);
+    var bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    var Type = { uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array }[field.dtype];
+    if (LITTLE_ENDIAN) return new Type(bytes.buffer);
+    var view = new DataView(bytes.buffer);
+    var out = new Type(bytes.length / Type.BYTES_PER_ELEMENT);
+    for (var k = 0; k < out.length; k++) {
+      out[k] = Type === Uint8Array ? view.getUint8(k) : Type === Uint16Array ? view.getUint16(2 * k, true) : view.getUint32(4 * k, true);
+    }
+    return out;
+  }
+
+  function load(url) {
+    if (!dataCache[url]) {
+      dataCache[url] = fetch(url)
+        .then(function (r) {
+          if (!r.ok) throw new Error("simulator data: HTTP " + r.status);
+          return r.json();
+        })
+        .then(function (data) {
+          Object.keys(data.readouts).forEach(function (k) {
+            data.readouts[k].values = unpack(data.readouts[k]);
+          });
+          Object.keys(data.log.fields).forEach(function (k) {
+            data.log.fields[k].values = unpack(data.log.fields[k]);
+          });
+          data.ladder.levels = unpack(data.ladder);
+          return data;
+        });
+    }
+    return dataCache[url];
+  }
+
+  /* ---- lookup and formatting (no model arithmetic) ------------------------------------ */
+
+  function index(data, axes, setting, trailing) {
+    var flat = 0;
+    axes.forEach(function (axis) {
+      var values = data.axes[axis];
+      flat = flat * values.length + values.indexOf(setting[axis]);
+    });
+    return trailing ? flat * trailing : flat;
+  }
+
+  function fixed(units, decimals, plain) {
+    /* An integer count of 10^-decimals units as text, with thousands separators unless
+     * ``plain`` (vLLM's printf-style numbers have none). */
+    var digits = String(units);
+    while (digits.length <= decimals) digits = "0" + digits;
+    var whole = digits.slice(0, digits.length - decimals) || "0";
+    var frac = decimals ? "." + digits.slice(digits.length - decimals) : "";
+    return (plain ? whole : whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",")) + frac;
+  }
+
+  function readoutText(meta, units) {
+    var number = fixed(units, meta.decimals);
+    if (meta.style === "times") return number + "x";
+    if (meta.style === "percent") return number + "%";
+    return meta.unit ? number + " " + meta.unit : number;
+  }
+
+  function lookup(data, key, setting) {
+    var field = data.readouts[key];
+    return field.values[index(data, field.axes, setting)];
+  }
+
+  function logLine(data, setting) {
+    var fields = data.log.fields;
+    return data.log.template
+      .map(function (part) {
+        if (part.text !== undefined) return part.text;
+        var field = fields[part.slot];
+        if (part.slot === "per_position") {
+          var start = index(data, field.axes, setting, field.positions);
+          var rates = [];
+          for (var j = 0; j < setting.gamma; j++) rates.push(fixed(field.values[start + j], field.decimals, true));
+          return rates.join(", ");
+        }
+        return fixed(field.values[index(data, field.axes, setting)], field.decimals, true);
+      })
+      .join("");
+  }
+
+  /* ---- state ------------------------------------------------------------------------- */
+
+  function parseValue(data, name, raw) {
+    var values = data.axes[name];
+    for (var i = 0; i < values.length; i++) {
+      if (String(values[i]) === String(raw) || (typeof values[i] === "number" && Number(raw) === values[i])) {
+        return values[i];
+      }
+    }
+    return undefined;
+  }
+
+  function readForm(root, data) {
+    var form = root.querySelector("form");
+    var setting = {};
+    NAMES.forEach(function (name) {
+      var element = form.elements[name];
+      var raw = element.value !== undefined ? element.value : "";
+      var value = parseValue(data, name, raw);
+      setting[name] = value === undefined ? data.defaults[name] : value;
+    });
+    return setting;
+  }
+
+  function writeForm(root, setting) {
+    var form = root.querySelector("form");
+    NAMES.forEach(function (name) {
+      var element = form.elements[name];
+      if (element instanceof RadioNodeList) {
+        Array.prototype.forEach.call(element, function (radio) {
+          radio.checked = radio.value === String(setting[name]);
+        });
+      } else {
+        element.value = String(setting[name]);
+      }
+    });
+  }
+
+  function fromUrl(data) {
+    var params = new URLSearchParams(window.location.search);
+    var setting = {};
+    NAMES.forEach(function (name) {
+      var value = params.has(name) ? parseValue(data, name, params.get(name)) : undefined;
+      setting[name] = value === undefined ? data.defaults[name] : value;
+    });
+    return setting;
+  }
+
+  function toUrl(data, setting) {
+    var params = new URLSearchParams(window.location.search);
+    NAMES.forEach(function (name) {
+      params.set(name, String(setting[name]));
+    });
+    var url = window.location.pathname + "?" + params.toString() + window.location.hash;
+    window.history.replaceState(window.history.state, "", url);
+  }
+
+  /* ---- rendering --------------------------------------------------------------------- */
+
+  function renderReadouts(root, data, setting) {
+    root.querySelectorAll("[data-readout]").forEach(function (el) {
+      var key = el.getAttribute("data-readout");
+      el.textContent = readoutText(data.readouts[key], lookup(data, key, setting));
+    });
+    var loss = lookup(data, "speedup", setting) < Math.pow(10, data.readouts.speedup.decimals);
+    root.classList.toggle("is-loss", loss);
+    root.querySelector("[data-verdict]").textContent = loss
+      ? "slower than plain decoding: a loss"
+      : "faster than plain decoding";
+    root.querySelectorAll("[data-output]").forEach(function (el) {
+      el.textContent = String(setting[el.getAttribute("data-output")]);
+    });
+  }
+
+  function renderLadder(root, data, setting) {
+    var speedup = data.readouts.speedup;
+    var scale = Math.pow(10, speedup.decimals);
+    var color = data.colors.drafters[setting.drafter];
+    root.querySelectorAll("[data-ladder] [data-concurrency]").forEach(function (rung) {
+      var b = Number(rung.getAttribute("data-concurrency"));
+      var units = lookup(data, "speedup", Object.assign({}, setting, { concurrency: b }));
+      var loss = units < scale;
+      /* Bar geometry is looked up too: the pinned log scale is a table in the data. */
+      var level = data.ladder.levels[units];
+      var base = data.ladder.baseline;
+      var bar = rung.querySelector(".specsim__bar");
+      bar.style.bottom = (Math.min(level, base) / 10).toFixed(1) + "%";
+      bar.style.height = (Math.abs(level - base) / 10).toFixed(1) + "%";
+      bar.style.background = loss ? data.colors.loss : color;
+      var value = rung.querySelector(".specsim__value");
+      value.textContent = readoutText(speedup, units);
+      value.style.bottom = (Math.max(level, base) / 10).toFixed(1) + "%";
+      rung.classList.toggle("is-loss", loss);
+      rung.classList.toggle("is-current", b === setting.concurrency);
+    });
+  }
+
+  function renderTokens(root, data, setting) {
+    /* Draw how many guesses survive from the precomputed distribution of tokens per
+     * iteration (a uniform draw against its cumulative table), then lay the row out. */
+    var tokens = data.tokens;
+    var start = index(data, tokens.axes, setting, tokens.positions);
+    var u = Math.random();
+    var accepted = 0;
+    while (accepted < setting.gamma && u >= tokens.cdf[start + accepted]) accepted++;
+    var row = root.querySelector("[data-tokens]");
+    var chips = [];
+    for (var j = 0; j < setting.gamma; j++) {
+      var state = j < accepted ? "accepted" : j === accepted ? "rejected" : "skipped";
+      var title = { accepted: "accepted guess", rejected: "first rejected guess", skipped: "thrown away" }[state];
+      chips.push('<span class="specsim__token is-' + state + '" title="' + title + '">' + tokens.words[j] + "</span>");
+    }
+    var emitted = accepted === setting.gamma ? "bonus token" : "correction";
+    chips.push('<span class="specsim__token is-emitted" title="token the target emits">' + emitted + "</span>");
+    row.innerHTML = chips.join("");
+    row.setAttribute("data-accepted", String(accepted));
+  }
+
+  function render(root, data, setting) {
+    var started = performance.now();
+    renderReadouts(root, data, setting);
+    renderLadder(root, data, setting);
+    renderTokens(root, data, setting);
+    root.querySelector("[data-log]").textContent = logLine(data, setting);
+    root.setAttribute("data-update-ms", (performance.now() - started).toFixed(2));
+    root.setAttribute("data-setting", NAMES.map(function (n) { return n + "=" + setting[n]; }).join("&"));
+  }
+
+  /* ---- wiring ------------------------------------------------------------------------ */
+
+  function init() {
+    var root = document.querySelector("[data-simulator]");
+    if (!root || root.getAttribute("data-state")) return;
+    root.setAttribute("data-state", "loading");
+    load(new URL(root.getAttribute("data-src"), document.baseURI).href)
+      .then(function (data) {
+        var setting = fromUrl(data);
+        writeForm(root, setting);
+        render(root, data, setting);
+        var update = function () {
+          var next = readForm(root, data);
+          toUrl(data, next);
+          render(root, data, next);
+        };
+        root.querySelector("form").addEventListener("input", update);
+        root.querySelector("form").addEventListener("change", update);
+        root.querySelector("[data-resample]").addEventListener("click", function () {
+          renderTokens(root, data, readForm(root, data));
+        });
+        root.setAttribute("data-state", "ready");
+        root.setAttribute("data-ready-ms", performance.now().toFixed(1));
+      })
+      .catch(function (error) {
+        root.setAttribute("data-state", "failed");
+        root.querySelector("[data-verdict]").textContent = "(the interactive simulator could not load its data: " + error.message + ")";
+      });
+  }
+
+  /* Start at once (this script runs at the end of the page body), and again after each of
+   * Material's instant navigations. */
+  init();
+  if (typeof document$ !== "undefined") document$.subscribe(init);
+  else document.addEventListener("DOMContentLoaded", init);
+})();

@@ -1,0 +1,277 @@
+"""``specmodel advise``: acceptance inferred from vLLM's metrics, the model's prediction per
+gamma, and a verdict that follows the documented rule; bad input is one line and exit 2."""
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specmodel import SpecModelError, evaluate_per_position
+from specmodel.acceptance import per_position_acceptance
+from specmodel.advise import (
+    CLEARLY_BEATEN_GAIN_SHARE,
+    MIN_GAIN,
+    VERDICTS,
+    advise,
+    conditional_acceptance,
+    deployment_from_drafter,
+    deployment_from_speculative_config,
+)
+from specmodel.engine import simulate, simulate_per_position
+from specmodel.vllm_metrics import format_exposition, per_position_rate
+
+VLLM = Path(__file__).resolve().parent / "data" / "vllm"
+ARTICLE = per_position_acceptance(0.75, 4, 0.85)  # the article's falling profile at gamma 4
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "specmodel", "advise", *args], capture_output=True, text=True)
+
+
+# --- acceptance ---------------------------------------------------------------------------
+
+
+def test_conditional_acceptance_of_the_falling_profile_is_alpha_r_to_the_j():
+    assert conditional_acceptance(ARTICLE) == pytest.approx([0.75, 0.75 * 0.85, 0.75 * 0.85**2, 0.75 * 0.85**3])
+
+
+@given(st.lists(st.floats(0.01, 1.0), min_size=1, max_size=8))
+def test_conditionals_multiply_back_to_the_per_position_rates(conditionals):
+    per_position = np.cumprod(conditionals)
+    assert np.cumprod(conditional_acceptance(per_position)) == pytest.approx(per_position)
+
+
+# --- the rule -----------------------------------------------------------------------------
+
+
+def test_one_sequence_with_a_draft_model_lowers_gamma_4_to_3():
+    a = advise(ARTICLE, 1, 2048, deployment_from_drafter("qwen3-0.6b"))
+    assert a.speedup[3] == pytest.approx(1.93, abs=0.01)  # the article's 1.94x at gamma 4
+    assert (a.recommended_gamma, a.verdict, a.recommended_drafter) == (3, "lower-gamma", "qwen3-0.6b")
+    assert "1.97x" in a.reason and "1.93x" in a.reason
+
+
+def test_a_zero_cost_drafter_at_one_sequence_keeps_gamma_4():
+    a = advise(ARTICLE, 1, 2048, deployment_from_drafter("ngram"))
+    assert (a.recommended_gamma, a.verdict) == (4, "keep")
+    assert a.zero_cost_speedup is None
+
+
+def test_sixty_four_sequences_switch_from_the_draft_model():
+    a = advise(ARTICLE, 64, 2048, deployment_from_drafter("qwen3-0.6b"))
+    assert a.verdict == "switch-drafter" and a.recommended_drafter == "ngram"
+    assert a.speedup[3] == pytest.approx(0.89, abs=0.01)  # the article's 0.88x
+    assert a.recommended_gamma == int(np.argmax(a.zero_cost_speedup)) + 1
+
+
+def test_a_draft_model_that_loses_everywhere_is_switched_if_acceptance_would_pay():
+    a = advise(ARTICLE, 1024, 2048, deployment_from_drafter("qwen3-0.6b"))
+    assert max(a.speedup) <= 1.0 and a.verdict == "switch-drafter"
+
+
+def test_acceptance_too_low_for_any_drafter_turns_speculation_off():
+    # 1024 short prompts: the verify pass is compute-bound, so even free guesses cost time.
+    for drafter in ("qwen3-0.6b", "ngram"):
+        a = advise([0.05, 0.002], 1024, 128, deployment_from_drafter(drafter))
+        assert (a.verdict, a.recommended_gamma, a.recommended_drafter) == ("off", 0, None)
+        assert max(a.speedup) < 1.0 and (a.zero_cost_speedup is None or max(a.zero_cost_speedup) < 1.0)
+        assert "no gamma beats plain decoding" in a.reason
+
+
+def test_nothing_accepted_turns_speculation_off():
+    a = advise([0.0, 0.0], 1, 2048, deployment_from_drafter("qwen3-0.6b"))
+    assert a.verdict == "off" and max(a.zero_cost_speedup) <= 1.0 + 1e-9
+
+
+def test_predictions_are_the_models():
+    a = advise(ARTICLE, 16, 4096, deployment_from_drafter("qwen3-1.7b"), "h200-sxm")
+    for g in range(1, 5):
+        ev = evaluate_per_position(ARTICLE[:g], 16, 4096, "qwen3-1.7b", "h200-sxm")
+        assert a.speedup[g - 1] == pytest.approx(float(ev.speedup), rel=1e-12)
+
+
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6),
+    st.sampled_from([1, 4, 16, 64, 256, 1024]),
+    st.sampled_from(["qwen3-0.6b", "qwen3-1.7b", "ngram"]),
+)
+@settings(max_examples=40, deadline=None)
+def test_the_verdict_follows_the_documented_rule(conditionals, concurrency, drafter):
+    u = np.cumprod(conditionals)
+    a = advise(u, concurrency, 2048, deployment_from_drafter(drafter))
+    s, z = np.array(a.speedup), a.zero_cost_speedup
+    assert a.verdict in VERDICTS and 0 <= a.recommended_gamma <= len(u)
+    best = int(np.argmax(s)) + 1 if s.max() > 1 + MIN_GAIN else 0
+    switch = z is not None and max(z) > 1 + MIN_GAIN and (
+        best == 0 or s.max() - 1 < CLEARLY_BEATEN_GAIN_SHARE * (max(z) - 1))
+    if switch:
+        assert a.verdict == "switch-drafter" and a.recommended_gamma == int(np.argmax(z)) + 1
+    elif best == 0:
+        assert a.verdict == "off" and a.recommended_gamma == 0
+    elif best == len(u):
+        assert a.verdict == "keep" and a.recommended_gamma == len(u)
+    else:
+        assert a.verdict == "lower-gamma" and a.recommended_gamma == best
+
+
+def test_simulated_metrics_lead_back_to_the_simulated_profile():
+    run_ = simulate(concurrency=128, gamma=5, drafter="ngram", alpha=0.6, seed=4)
+    a = advise(per_position_rate(run_.counters), 128, 2048, deployment_from_drafter("ngram"))
+    assert a.conditional == pytest.approx([0.6 * 0.85**j for j in range(5)], abs=0.03)
+
+
+# --- vLLM's --speculative-config ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "drafter", "gamma", "noted"),
+    [
+        ('{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}', "ngram", 3, False),
+        ('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}', "qwen3-0.6b", 4, False),
+        ('{"method": "draft_model", "model": "/models/Qwen3-1.7B/", "num_speculative_tokens": 2}', "qwen3-1.7b", 2,
+         False),
+        ('{"model": "[ngram]", "num_speculative_tokens": 5}', "ngram", 5, False),
+        ('{"method": "eagle3", "model": "RedHatAI/Qwen3-8B-speculator.eagle3", "num_speculative_tokens": 3}',
+         "ngram", 3, True),
+        ('{"model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", "num_speculative_tokens": 3}', "ngram", 3, True),
+        ('{"method": "mtp", "num_speculative_tokens": 1}', "ngram", 1, True),
+        ('{"method": "deepseek_mtp", "num_speculative_tokens": 1}', "ngram", 1, True),
+        ('{"method": "medusa", "model": "x/medusa-head"}', "ngram", None, True),
+    ],
+)
+def test_speculative_config_maps_to_a_drafter(config, drafter, gamma, noted):
+    d = deployment_from_speculative_config(config)
+    assert (d.drafter, d.gamma, d.note is not None) == (drafter, gamma, noted)
+    if noted:
+        assert "zero-cost" in d.note
+
+
+@pytest.mark.parametrize(
+    ("config", "needle"),
+    [
+        ('{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}', "model 'meta-llama/Llama-3.2-1B' is not"),
+        ('{"method": "lookahead", "num_speculative_tokens": 4}', "method 'lookahead' is not modelled; supported"),
+        ('{"num_speculative_tokens": 4}', "needs a 'method' or a 'model'"),
+        ('{"method": "ngram", "num_speculative_tokens": 0}', "num_speculative_tokens 0 is not allowed"),
+        ('{"method": "ngram", "num_speculative_tokens": "3"}', "num_speculative_tokens '3' is not allowed"),
+        ('{"method": "ngram", "num_speculative_tokens": true}', "num_speculative_tokens True is not allowed"),
+        ('{"method": "ngram", ', "not valid JSON"),
+        ('[1, 2]', "must be a JSON object"),
+    ],
+)
+def test_bad_speculative_config_is_one_clear_error(config, needle):
+    with pytest.raises(SpecModelError) as info:
+        deployment_from_speculative_config(config)
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_deployed_gamma_must_match_the_metrics():
+    d = deployment_from_speculative_config('{"method": "ngram", "num_speculative_tokens": 3}')
+    with pytest.raises(SpecModelError, match="num_speculative_tokens 3 .* the metrics have 4 draft positions"):
+        advise(ARTICLE, 1, 2048, d)
+
+
+# --- the command --------------------------------------------------------------------------
+
+
+def test_advise_json_from_a_log():
+    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "8",
+              "--speculative-config", '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}', "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert len(data["conditional_acceptance"]) == 4 and all(0 <= a <= 1 for a in data["conditional_acceptance"])
+    assert set(data["predicted_speedup"]) == {"1", "2", "3", "4"}
+    assert isinstance(data["recommended_gamma"], int) and data["verdict"] in VERDICTS
+    best = max(data["predicted_speedup"], key=data["predicted_speedup"].get)
+    assert data["verdict"] == "lower-gamma" and data["recommended_gamma"] == int(best) < 4
+
+
+def test_advise_text_from_a_scrape():
+    out = run("--metrics", str(VLLM / "ngram-dp2.prom"), "--concurrency", "64",
+              "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}')
+    assert out.returncode == 0, out.stderr
+    for needle in ("conditional", "Predicted speedup", "Recommended gamma: 3", "Verdict: keep - "):
+        assert needle in out.stdout
+
+
+def test_advise_says_how_a_head_is_modelled():
+    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1",
+              "--speculative-config", '{"method": "eagle3", "model": "x/eagle3-head", "num_speculative_tokens": 4}')
+    assert out.returncode == 0 and "Note: method 'eagle3'" in out.stdout and "zero-cost 'ngram'" in out.stdout
+
+
+def test_round_trip_from_simulated_files(tmp_path):
+    run_ = simulate_per_position([0.8, 0.55, 0.3], concurrency=4, drafter="qwen3-0.6b", seed=9)
+    (tmp_path / "v.log").write_text("INFO 11-30 12:00:00 [metrics.py:113] " + run_.log_message + "\n")
+    (tmp_path / "m.prom").write_text(run_.exposition)
+    results = [json.loads(run(flag, str(tmp_path / name), "--concurrency", "4", "--drafter", "qwen3-0.6b",
+                              "--json").stdout) for flag, name in (("--log", "v.log"), ("--metrics", "m.prom"))]
+    assert results[0]["conditional_acceptance"] == pytest.approx(results[1]["conditional_acceptance"], abs=2e-3)
+    assert results[0]["verdict"] == results[1]["verdict"]
+
+
+BAD_FILES = {
+    "empty.log": (b"", "is empty"),
+    "binary.log": (bytes(range(256)) * 4, "binary file"),
+    "other.log": (b"INFO 11-30 12:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s\n",
+                  "no line contains 'SpecDecoding metrics:'"),
+    "truncated.log": (b"x\nINFO 11-30 12:00:00 [metrics.py:113] SpecDecoding metrics: Mean acceptance length: 2.61, "
+                      b"Accepted throughput: 80.50 tokens/s, Drafted throu", "line 2: malformed or truncated"),
+    "nonnumeric.log": (b"SpecDecoding metrics: Mean acceptance length: abc, Accepted throughput: 80.50 tokens/s",
+                       "line 1: malformed or truncated"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_bad_log_file_is_one_line_and_exit_2(tmp_path, name):
+    content, needle = BAD_FILES[name]
+    (tmp_path / name).write_bytes(content)
+    out = run("--log", str(tmp_path / name), "--concurrency", "8", "--drafter", "ngram")
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and name in lines[0], out.stderr
+
+
+def test_decreasing_counter_in_a_scrape_is_one_line_and_exit_2(tmp_path):
+    counters = simulate(concurrency=4, seed=1).counters
+    path = tmp_path / "two.prom"
+    grown = replace(counters, num_drafts=counters.num_drafts + 10)
+    path.write_text(format_exposition(counters) + format_exposition(grown))
+    out = run("--metrics", str(path), "--concurrency", "4", "--drafter", "qwen3-0.6b")
+    assert out.returncode == 0, out.stderr  # a grown counter is fine...
+    shrunk = replace(counters, num_drafts=counters.num_drafts - 10)
+    path.write_text(format_exposition(counters) + format_exposition(shrunk))
+    out = run("--metrics", str(path), "--concurrency", "4", "--drafter", "qwen3-0.6b")  # ...a shrunk one is not
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "line 18: counter vllm:spec_decode_num_drafts_total decreases" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--concurrency", "0", "--drafter", "ngram"], "concurrency 0"),
+        (["--concurrency", "many", "--drafter", "ngram"], "'many'"),
+        (["--concurrency", "4"], "one of the arguments --drafter --speculative-config is required"),
+        (["--concurrency", "4", "--drafter", "eagle"], "'eagle'"),
+        (["--concurrency", "4", "--speculative-config", '{"method": "nope"}'], "method 'nope'"),
+        (["--concurrency", "4", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2}'],
+         "num_speculative_tokens 2"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(args, needle):
+    out = run("--log", str(VLLM / "draft-model-b8.log"), *args)
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], out.stderr
+
+
+def test_missing_file_is_one_line_and_exit_2(tmp_path):
+    out = run("--metrics", str(tmp_path / "none.prom"), "--concurrency", "4", "--drafter", "ngram")
+    assert out.returncode == 2 and out.stdout == "" and "no such file" in out.stderr

@@ -1,0 +1,210 @@
+"""The simulator at the top of the article, driven in headless Chromium and checked
+against specmodel computed here."""
+
+from __future__ import annotations
+
+import random
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+
+from specmodel import evaluate
+from specmodel.readouts import BY_KEY, readout_arrays
+from specmodel.site.simulator import AXES, READOUT_AXES, default_text, expected_counters
+from specmodel.vllm_metrics import SpecDecodeCounters, format_log_message
+
+pytestmark = pytest.mark.browser
+
+READY = "[data-simulator][data-state=ready]"
+NAMES = tuple(AXES)
+DEFAULT = {"concurrency": 1, "context": 2048, "gamma": 4, "drafter": "qwen3-0.6b", "acceptance": "falling", "alpha": 0.75}
+
+
+@pytest.fixture
+def sim(browser, site_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    errors, foreign = [], []
+    host = urlsplit(site_server).netloc
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: urlsplit(r.url).netloc not in ("", host) and foreign.append(r.url))
+    page.goto(site_server, wait_until="load")
+    page.wait_for_selector(READY, timeout=20_000)
+    yield page
+    assert errors == [], errors
+    assert foreign == [], foreign
+    context.close()
+
+
+def readouts(page) -> dict[str, str]:
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-simulator] [data-readout]')]
+        .map(e => [e.dataset.readout, e.textContent]))""")
+
+
+def model_text(setting: dict) -> dict[str, str]:
+    arrays = readout_arrays(evaluate(**setting))
+    return {key: BY_KEY[key].format(float(arrays[key])) for key in READOUT_AXES}
+
+
+def shown_number(text: str) -> float:
+    number = text.split()[0].rstrip("x%").replace(",", "")
+    return float(number)
+
+
+def assert_matches_model(page, setting: dict) -> None:
+    shown = readouts(page)
+    expected = model_text(setting)
+    arrays = readout_arrays(evaluate(**setting))
+    assert set(shown) == set(READOUT_AXES)
+    for key, text in shown.items():
+        assert text.strip() and "NaN" not in text and "Infinity" not in text, (key, text)
+        value = float(arrays[key]) * (100 if BY_KEY[key].style == "percent" else 1)
+        assert np.isfinite(value)
+        decimals = BY_KEY[key].decimals
+        assert abs(shown_number(text) - value) <= 0.5 * 10**-decimals + 1e-9, (setting, key, text, value)
+        assert text == expected[key], (setting, key)
+
+
+def set_controls(page, setting: dict) -> None:
+    """Set every control as a user would leave it, then fire the events a user's change fires."""
+    page.evaluate(
+        """s => {
+        const form = document.querySelector('[data-simulator] form');
+        for (const [name, value] of Object.entries(s)) {
+          const el = form.elements[name];
+          if (el instanceof RadioNodeList) {
+            for (const radio of el) radio.checked = radio.value === String(value);
+          } else {
+            el.value = String(value);
+          }
+        }
+        form.dispatchEvent(new Event('input', {bubbles: true}));
+        form.dispatchEvent(new Event('change', {bubbles: true}));
+        }""",
+        setting,
+    )
+
+
+def ladder(page) -> list[str]:
+    return page.evaluate("() => [...document.querySelectorAll('[data-ladder] .specsim__value')].map(e => e.textContent)")
+
+
+def test_defaults_read_the_models_speedup(sim):
+    text = readouts(sim)["speedup"]
+    assert text == BY_KEY["speedup"].format(float(evaluate().speedup))
+    # The article quotes 1.94x at the defaults (calibration tolerance 3%).
+    assert shown_number(text) == pytest.approx(1.94, rel=0.03)
+    assert_matches_model(sim, DEFAULT)
+
+
+def test_concurrency_64_changes_the_speedup_to_the_models(sim):
+    sim.select_option("[name=concurrency]", "64")
+    text = readouts(sim)["speedup"]
+    assert text == BY_KEY["speedup"].format(float(evaluate(concurrency=64).speedup))
+    assert shown_number(text) == pytest.approx(0.88, rel=0.03)
+    assert "is-loss" in sim.get_attribute("[data-simulator]", "class")
+    assert "loss" in sim.text_content("[data-verdict]")
+
+
+def test_ngram_ladder_never_loses_at_2048(sim):
+    sim.check("[name=drafter][value=ngram]")
+    rungs = ladder(sim)
+    assert len(rungs) == len(AXES["concurrency"])
+    assert all(shown_number(r) >= 1.0 for r in rungs), rungs
+    assert sim.locator("[data-ladder] .is-loss").count() == 0
+
+
+def test_ladder_highlights_the_current_concurrency_and_marks_losses(sim):
+    sim.select_option("[name=concurrency]", "256")
+    current = sim.locator("[data-ladder] .is-current")
+    assert current.count() == 1 and current.get_attribute("data-concurrency") == "256"
+    speedups = evaluate(concurrency=np.array(AXES["concurrency"])).speedup
+    losses = [r.get_attribute("data-concurrency") for r in sim.locator("[data-ladder] .is-loss").all()]
+    assert losses == [str(b) for b, s in zip(AXES["concurrency"], speedups) if s < 0.995]
+    assert ladder(sim) == [BY_KEY["speedup"].format(float(s)) for s in speedups]
+
+
+def test_200_random_settings_match_the_model(sim):
+    rng = random.Random(20261130)
+    for _ in range(200):
+        setting = {name: rng.choice(values) for name, values in AXES.items()}
+        set_controls(sim, setting)
+        assert_matches_model(sim, setting)
+
+
+def test_engine_log_is_vllms_line_for_the_scenario(sim):
+    rng = random.Random(7)
+    for _ in range(20):
+        setting = {name: rng.choice(values) for name, values in AXES.items()}
+        set_controls(sim, setting)
+        ev = evaluate(**setting)
+        c = expected_counters(ev, setting["concurrency"], setting["gamma"])
+        counters = SpecDecodeCounters(float(c["num_drafts"]), float(c["num_draft_tokens"]), float(c["num_accepted_tokens"]),
+                                      tuple(float(x) for x in np.ravel(c["accepted_per_position"])))
+        assert sim.text_content("[data-log]") == format_log_message(counters, float(c["elapsed"]))
+
+
+def test_token_row_is_one_iteration(sim):
+    for gamma in (1, 4, 10):
+        set_controls(sim, {"gamma": gamma})
+        for _ in range(15):
+            sim.click("[data-resample]")
+            chips = sim.locator("[data-tokens] .specsim__token")
+            classes = [c.split()[-1] for c in chips.evaluate_all("els => els.map(e => e.className)")]
+            accepted = int(sim.get_attribute("[data-tokens]", "data-accepted"))
+            assert len(classes) == gamma + 1 and classes[-1] == "is-emitted"
+            assert classes[:accepted] == ["is-accepted"] * accepted
+            if accepted < gamma:
+                assert classes[accepted] == "is-rejected"
+                assert classes[accepted + 1:gamma] == ["is-skipped"] * (gamma - accepted - 1)
+
+
+def test_url_keeps_the_setting_and_a_reload_restores_it(sim):
+    setting = {"concurrency": 64, "context": 8192, "gamma": 2, "drafter": "ngram", "acceptance": "same", "alpha": 0.8}
+    set_controls(sim, setting)
+    query = parse_qs(urlsplit(sim.url).query)
+    assert {k: v[0] for k, v in query.items()} == {k: str(v) for k, v in setting.items()}
+    shown = readouts(sim)
+    sim.reload(wait_until="load")
+    sim.wait_for_selector(READY)
+    assert readouts(sim) == shown
+    assert sim.input_value("[name=context]") == "8192"
+    assert sim.is_checked("[name=acceptance][value=same]")
+    assert_matches_model(sim, setting)
+
+
+def test_opening_a_link_starts_there(browser, site_server):
+    page = browser.new_page()
+    page.goto(site_server + "?concurrency=64&context=8192&gamma=2&drafter=ngram&acceptance=same&alpha=0.8")
+    page.wait_for_selector(READY)
+    setting = {"concurrency": 64, "context": 8192, "gamma": 2, "drafter": "ngram", "acceptance": "same", "alpha": 0.8}
+    assert_matches_model(page, setting)
+    page.close()
+
+
+def test_keyboard_reaches_and_changes_every_control(sim):
+    expected = dict(DEFAULT)
+    sim.focus("[name=concurrency]")
+    steps = [("concurrency", "ArrowDown", 2), ("context", "ArrowDown", 4096), ("gamma", "ArrowRight", 5),
+             ("drafter", "ArrowDown", "qwen3-1.7b"), ("acceptance", "ArrowDown", "same"), ("alpha", "ArrowRight", 0.8)]
+    for i, (name, key, value) in enumerate(steps):
+        if i:
+            sim.keyboard.press("Tab")
+        focused = sim.evaluate("() => document.activeElement.name")
+        assert focused == name
+        sim.keyboard.press(key)
+        expected[name] = value
+        assert_matches_model(sim, expected)
+
+
+def test_without_javascript_the_defaults_are_there(browser, site_server):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site_server)
+    shown = readouts(page)
+    text = default_text()
+    assert shown == {k: text[k] for k in READOUT_AXES}
+    assert page.text_content("[data-log]") == text["log"]
+    context.close()
