@@ -39,8 +39,10 @@ serve: figures
 readme: install
 	$(BIN)/python tools/update_readme.py
 
-bench: install
+bench: install chromium
 	$(BIN)/python benchmarks/bench_grid.py
+	$(BIN)/python benchmarks/bench_site.py
+	$(BIN)/python benchmarks/bench_simulator.py
 
 clean:
 	rm -rf site docs/generated .pytest_cache

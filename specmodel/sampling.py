@@ -213,7 +213,7 @@ class ToyDemo:
     residual: tuple[float, ...]  #: norm(max(0, p - q)), what a rejection resamples from
     output: tuple[float, ...]  #: empirical distribution of the first token emitted
     acceptance_rate: float  #: share of trials whose guess was accepted
-    expected_acceptance: float  #: sum_x min(p, q) (Theorem 3.5)
+    expected_acceptance: float  #: sum_x min(p, q) = 1 - D_LK(p, q) (Leviathan et al., Corollary 3.6 for one pair)
     trials: int
     seed: int
 

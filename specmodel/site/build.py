@@ -19,6 +19,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from specmodel.engine import engine_log
 from specmodel.errors import SpecModelError
 from specmodel.model import DEFAULTS, evaluate
 from specmodel.site import figures as draw
@@ -86,6 +87,11 @@ FIGURES: tuple[FigureSpec, ...] = (
                "Under the falling profile the fourth guess reaches the output in about one iteration in eight; "
                "the i.i.d. assumption flatters every position after the first.",
                lambda: draw.per_position(data.per_position())),
+    FigureSpec("sampling", "Algorithm 1 run on a toy vocabulary",
+               "Teal bars (the sampler's output) sit on the grey ones (the target), not on the orange ones (the "
+               "draft): 'dog', which the draft never proposes, still comes out, and 'banana', which only the draft "
+               "likes, never does.",
+               lambda: draw.sampling(data.sampling(), data.SAMPLING_TRIALS)),
     FigureSpec("breakeven", "Break-even map over concurrency and context",
                "Teal cells win, magenta cells lose; the line is the 1.0x contour and each cell shows the best "
                "gamma (off: no gamma wins). Switch drafters with the buttons.",
@@ -119,6 +125,11 @@ CLI_EXAMPLES = {
     "point-bad": ["point", "--gamma", "0"],
     "sweep-help": ["sweep", "--help"],
     "calibrate-help": ["calibrate", "--help"],
+    "advise-help": ["advise", "--help"],
+    "advise-b8": ["advise", "--log", str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"), "--concurrency", "8",
+                  "--speculative-config", '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'],
+    "advise-b64": ["advise", "--log", str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"), "--concurrency",
+                   "64", "--speculative-config", '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'],
 }
 
 
@@ -161,6 +172,7 @@ def outputs(calibration_table: Path) -> dict[str, str]:
     files["tables/models.md"] = tables.models() + "\n"
     files["tables/footprint.md"] = tables.footprint() + "\n"
     files["numbers.json"] = numbers_json() + "\n"
+    files["outputs/engine-log-b64.txt"] = engine_log(64, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=0)[0] + "\n"
     sim = simulator.simulator_data()
     files["data/simulator.json"] = json.dumps(sim, separators=(",", ":"), sort_keys=True) + "\n"
     files["html/simulator.html"] = simulator.simulator_html(sim)

@@ -289,3 +289,16 @@ def breakeven_map(data: pd.DataFrame, default: str = "qwen3-0.6b") -> go.Figure:
         yaxis={"title": "context (prompt tokens)", "type": "category"}, margin={"t": 70},
     )
     return fig
+
+
+def sampling(data: pd.DataFrame, trials: int) -> go.Figure:
+    """Target p, draft q and the sampler's output, per token of the toy vocabulary."""
+    fig = th.base_figure(height=380)
+    series = (("q", "draft q", th.DRAFTER_COLORS["qwen3-1.7b"]), ("p", "target p", th.NEUTRAL),
+              ("output", f"sampler output ({trials:,} runs)", th.DRAFTER_COLORS["ngram"]))
+    for column, name, color in series:
+        fig.add_trace(go.Bar(x=data["token"], y=data[column], name=name, marker_color=color,
+                             hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>"))
+    fig.update_layout(barmode="group", xaxis={"title": "token"},
+                      yaxis={"title": "probability", "range": [0, float(data[["p", "q", "output"]].max().max()) * 1.15]})
+    return fig

@@ -12,6 +12,7 @@ from specmodel import acceptance as acc
 from specmodel import architecture as arch
 from specmodel.model import DEFAULTS, DRAFTERS, evaluate
 from specmodel.readouts import GIB, KIB
+from specmodel.sampling import toy_demo
 from specmodel.specs import get_architecture
 
 CONCURRENCY = np.array([2**i for i in range(11)])
@@ -135,3 +136,15 @@ def breakeven_map() -> pd.DataFrame:
     speedup = np.take_along_axis(ev.speedup, best[..., None], axis=-1)[..., 0]
     return pd.DataFrame({"concurrency": b[..., 0].ravel(), "context": t[..., 0].ravel(), "drafter": d[..., 0].ravel(),
                          "best_gamma": GAMMAS[best].ravel(), "speedup": speedup.ravel()})
+
+
+SAMPLING_SEED, SAMPLING_TRIALS = 0, 200_000
+
+
+def sampling() -> pd.DataFrame:
+    """Algorithm 1 run for real on a toy vocabulary (one guess, seeded): the target's p, the
+    draft's q, the residual norm(max(0, p - q)) and the empirical distribution of the
+    emitted token."""
+    demo = toy_demo(seed=SAMPLING_SEED, trials=SAMPLING_TRIALS)
+    return pd.DataFrame({"token": demo.labels, "p": demo.p, "q": demo.q, "residual": demo.residual,
+                         "output": demo.output})

@@ -164,5 +164,15 @@ def article_numbers() -> dict[str, Number]:
         n[f"per_pos_{j}"] = plain(u, 3)
     n["fourth_used_every"] = plain(1 / float(np.ravel(d.per_position)[3]), 1)
     n["falling_ratio"] = plain(FALLING_RATIO)
+
+    # Algorithm 1, run for real (the toy demo the sampling figure draws).
+    from specmodel.sampling import toy_demo
+    from specmodel.site.figures_data import SAMPLING_SEED, SAMPLING_TRIALS
+
+    demo = toy_demo(seed=SAMPLING_SEED, trials=SAMPLING_TRIALS)
+    n["sampling_trials"] = plain(demo.trials, 0)
+    n["sampling_acceptance"] = plain(demo.acceptance_rate, 3)
+    n["sampling_expected"] = plain(demo.expected_acceptance, 3)
+    n["sampling_tv"] = plain(0.5 * float(np.abs(np.subtract(demo.output, demo.p)).sum()), 4)
     n.update(literature_numbers())
     return n
