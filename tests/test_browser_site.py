@@ -100,3 +100,11 @@ def test_dark_scheme_keeps_figures_legible(page, site_server):
     contrast = (max(fg, bg) + 0.05) / (min(fg, bg) + 0.05)
     assert contrast >= 4.5, (dark, background, contrast)
     assert page.watch.errors == []
+
+
+def test_math_is_typeset_by_the_local_katex(page, site_server):
+    page.goto(site_server, wait_until="load")
+    page.wait_for_selector(".arithmatex .katex", timeout=10_000)
+    raw = page.evaluate("() => [...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('.katex')).length")
+    assert raw == 0
+    assert page.watch.errors == [] and page.watch.foreign == []

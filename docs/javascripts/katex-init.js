@@ -13,6 +13,12 @@
       });
     });
   }
-  if (typeof document$ !== "undefined") document$.subscribe(render);
-  else document.addEventListener("DOMContentLoaded", render);
+  /* Rendered when the browser is idle (at most a second later), so that typesetting never
+   * delays the page's first interaction. */
+  function later() {
+    if ("requestIdleCallback" in window) window.requestIdleCallback(render, { timeout: 1000 });
+    else setTimeout(render, 0);
+  }
+  if (typeof document$ !== "undefined") document$.subscribe(later);
+  else document.addEventListener("DOMContentLoaded", later);
 })();

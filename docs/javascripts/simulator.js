@@ -13,39 +13,44 @@
   /* ---- decoding ---------------------------------------------------------------------- */
 
   var LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+  var TYPES = { uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array };
 
-  function unpack(field) {
-    /* Little-endian unsigned integers, base64-encoded, as a typed array. */
-    var text = atob(field.data);
-    var bytes = new Uint8Array(text.length);
-    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    var Type = { uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array }[field.dtype];
-    if (LITTLE_ENDIAN) return new Type(bytes.buffer);
-    var view = new DataView(bytes.buffer);
-    var out = new Type(bytes.length / Type.BYTES_PER_ELEMENT);
+  function view(buffer, field) {
+    /* A typed array over the field's slice of the binary file (little-endian integers). */
+    var Type = TYPES[field.dtype];
+    if (LITTLE_ENDIAN) return new Type(buffer, field.offset, field.length);
+    var data = new DataView(buffer, field.offset, field.length * Type.BYTES_PER_ELEMENT);
+    var out = new Type(field.length);
     for (var k = 0; k < out.length; k++) {
-      out[k] = Type === Uint8Array ? view.getUint8(k) : Type === Uint16Array ? view.getUint16(2 * k, true) : view.getUint32(4 * k, true);
+      out[k] = Type === Uint8Array ? data.getUint8(k) : Type === Uint16Array ? data.getUint16(2 * k, true) : data.getUint32(4 * k, true);
     }
     return out;
   }
 
-  function load(url) {
+  function fetchOk(url) {
+    return fetch(url).then(function (r) {
+      if (!r.ok) throw new Error("simulator data: HTTP " + r.status + " for " + url);
+      return r;
+    });
+  }
+
+  function load(url, binaryUrl) {
     if (!dataCache[url]) {
-      dataCache[url] = fetch(url)
-        .then(function (r) {
-          if (!r.ok) throw new Error("simulator data: HTTP " + r.status);
-          return r.json();
-        })
-        .then(function (data) {
-          Object.keys(data.readouts).forEach(function (k) {
-            data.readouts[k].values = unpack(data.readouts[k]);
-          });
-          Object.keys(data.log.fields).forEach(function (k) {
-            data.log.fields[k].values = unpack(data.log.fields[k]);
-          });
-          data.ladder.levels = unpack(data.ladder);
-          return data;
+      dataCache[url] = Promise.all([
+        fetchOk(url).then(function (r) { return r.json(); }),
+        fetchOk(binaryUrl).then(function (r) { return r.arrayBuffer(); }),
+      ]).then(function (parts) {
+        var data = parts[0];
+        var buffer = parts[1];
+        Object.keys(data.readouts).forEach(function (k) {
+          data.readouts[k].values = view(buffer, data.readouts[k]);
         });
+        Object.keys(data.log.fields).forEach(function (k) {
+          data.log.fields[k].values = view(buffer, data.log.fields[k]);
+        });
+        data.ladder.levels = view(buffer, data.ladder);
+        return data;
+      });
     }
     return dataCache[url];
   }
@@ -234,7 +239,8 @@
     var root = document.querySelector("[data-simulator]");
     if (!root || root.getAttribute("data-state")) return;
     root.setAttribute("data-state", "loading");
-    load(new URL(root.getAttribute("data-src"), document.baseURI).href)
+    load(new URL(root.getAttribute("data-src"), document.baseURI).href,
+         new URL(root.getAttribute("data-binary"), document.baseURI).href)
       .then(function (data) {
         var setting = fromUrl(data);
         writeForm(root, setting);

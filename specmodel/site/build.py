@@ -163,8 +163,8 @@ def numbers_json() -> str:
     return json.dumps({k: {"value": v.value, "text": v.text} for k, v in numbers.items()}, indent=1, sort_keys=True)
 
 
-def outputs(calibration_table: Path) -> dict[str, str]:
-    """Relative path -> text of every generated file."""
+def outputs(calibration_table: Path) -> dict[str, str | bytes]:
+    """Relative path -> content (text, or bytes for binary data) of every generated file."""
     files = {f"figures/{spec.id}.html": figure_fragment(spec, spec.make()) for spec in FIGURES}
     files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
     files["tables/constants.md"] = tables.constants() + "\n"
@@ -173,8 +173,9 @@ def outputs(calibration_table: Path) -> dict[str, str]:
     files["tables/footprint.md"] = tables.footprint() + "\n"
     files["numbers.json"] = numbers_json() + "\n"
     files["outputs/engine-log-b64.txt"] = engine_log(64, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=0)[0] + "\n"
-    sim = simulator.simulator_data()
-    files["data/simulator.json"] = json.dumps(sim, separators=(",", ":"), sort_keys=True) + "\n"
+    sim = simulator.simulator_data(binary_name="simulator.bin")
+    files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"
+    files["data/simulator.bin"] = sim.blob
     files["html/simulator.html"] = simulator.simulator_html(sim)
     for name, argv in CLI_EXAMPLES.items():
         text = command_output(argv)
@@ -184,7 +185,7 @@ def outputs(calibration_table: Path) -> dict[str, str]:
     return files
 
 
-def write_tree(files: dict[str, str], destination: Path) -> None:
+def write_tree(files: dict[str, str | bytes], destination: Path) -> None:
     """Write ``files`` into a temporary sibling of ``destination`` and swap it in."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}-", dir=destination.parent))
@@ -192,7 +193,10 @@ def write_tree(files: dict[str, str], destination: Path) -> None:
         for rel, text in files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            if isinstance(text, bytes):
+                path.write_bytes(text)
+            else:
+                path.write_text(text, encoding="utf-8")
         old = destination.with_name(f".{destination.name}-old")
         if old.exists():
             shutil.rmtree(old)
@@ -224,9 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"build_figures.py: error: cannot write {args.out}: {exc}", file=sys.stderr)
         return 1
-    for rel, text in sorted(files.items()):
-        print(f"  {rel:<28} {len(text.encode()):>9,} bytes")
-    total = sum(len(t.encode()) for t in files.values())
+    sizes = {rel: len(content if isinstance(content, bytes) else content.encode()) for rel, content in files.items()}
+    for rel, size in sorted(sizes.items()):
+        print(f"  {rel:<28} {size:>9,} bytes")
+    total = sum(sizes.values())
     print(f"wrote {len(files)} files ({total:,} bytes) to {args.out} in {time.perf_counter() - start:.2f} s")
     return 0
 

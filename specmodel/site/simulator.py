@@ -3,12 +3,13 @@
 The browser script (docs/javascripts/simulator.js) looks values up in the data written
 here and formats them; it computes nothing about speculative decoding. Each quantity is
 stored only over the axes it depends on, as integers in units of its displayed precision
-(so the page prints exactly what Python prints), packed little-endian and base64-encoded.
+(so the page prints exactly what Python prints). The integers are laid end to end in one
+little-endian binary file (``simulator.bin``), which the page maps into typed arrays with
+no parsing; ``simulator.json`` describes where each quantity lies in it.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 from dataclasses import dataclass
@@ -127,20 +128,41 @@ def _units(text_values: list[str]) -> np.ndarray:
     return np.array([int(t.replace(",", "").replace(".", "")) for t in text_values], dtype=np.int64)
 
 
-def _pack(units: np.ndarray) -> dict:
-    """Integers as the smallest unsigned little-endian type that holds them, base64."""
-    if units.min(initial=0) < 0:
-        raise ValueError("negative value in simulator data")
-    top = int(units.max(initial=0))
-    dtype = next(d for d in ("<u1", "<u2", "<u4") if top <= np.iinfo(np.dtype(d)).max)
-    raw = np.ascontiguousarray(units.ravel(), dtype=dtype).tobytes()
-    return {"dtype": {"<u1": "uint8", "<u2": "uint16", "<u4": "uint32"}[dtype], "data": base64.b64encode(raw).decode()}
+class Packer:
+    """Integer arrays laid end to end in one little-endian blob, each as the smallest
+    unsigned type that holds it and aligned to 4 bytes (so the browser can view it in place)."""
+
+    TYPES = {"uint8": "<u1", "uint16": "<u2", "uint32": "<u4"}
+
+    def __init__(self) -> None:
+        self.blob = bytearray()
+
+    def add(self, units: np.ndarray) -> dict:
+        if units.min(initial=0) < 0:
+            raise ValueError("negative value in simulator data")
+        top = int(units.max(initial=0))
+        name = next(n for n, d in self.TYPES.items() if top <= np.iinfo(np.dtype(d)).max)
+        self.blob += b"\0" * (-len(self.blob) % 4)
+        offset = len(self.blob)
+        self.blob += np.ascontiguousarray(units.ravel(), dtype=self.TYPES[name]).tobytes()
+        return {"dtype": name, "offset": offset, "length": int(units.size)}
+
+    def read(self, field: dict) -> np.ndarray:
+        return np.frombuffer(bytes(self.blob), dtype=self.TYPES[field["dtype"]], count=field["length"],
+                             offset=field["offset"])
 
 
-def _unpack(packed: dict) -> np.ndarray:
-    """The inverse of :func:`_pack`."""
-    dtype = {"uint8": "<u1", "uint16": "<u2", "uint32": "<u4"}[packed["dtype"]]
-    return np.frombuffer(base64.b64decode(packed["data"]), dtype=dtype)
+@dataclass(frozen=True)
+class SimulatorData:
+    """The description (JSON) and the integers (binary) the page loads."""
+
+    meta: dict
+    blob: bytes
+
+    def read(self, field: dict) -> np.ndarray:
+        packer = Packer()
+        packer.blob = bytearray(self.blob)
+        return packer.read(field)
 
 
 def _readout_units(key: str, values: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -153,9 +175,10 @@ def _printf(value: float, decimals: int, kind: str) -> str:
     return f"{int(value)}" if kind == "d" else f"{value:.{decimals}f}"
 
 
-def simulator_data(grid: Grid | None = None) -> dict:
-    """Everything simulator.js needs, as a JSON-ready dict."""
+def simulator_data(grid: Grid | None = None, binary_name: str = "simulator.bin") -> SimulatorData:
+    """Everything simulator.js needs: a JSON-ready description and the binary it points into."""
     grid = grid or evaluate_grid()
+    packer = Packer()
     ev, counters = grid.evaluation, grid.counters
     from specmodel.readouts import readout_arrays
 
@@ -164,7 +187,7 @@ def simulator_data(grid: Grid | None = None) -> dict:
     for key, axes in READOUT_AXES.items():
         reduced = _reduce(arrays[key], axes)
         units, meta = _readout_units(key, reduced)
-        readouts[key] = {**meta, "axes": list(axes), **_pack(units)}
+        readouts[key] = {**meta, "axes": list(axes), **packer.add(units)}
 
     drafts = counters["num_drafts"]
     log_values = {
@@ -184,14 +207,15 @@ def simulator_data(grid: Grid | None = None) -> dict:
         reduced = _reduce(log_values[key], axes)
         spec = slots[key]
         units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
-        log[key] = {"axes": list(axes), "decimals": spec["decimals"], **_pack(units)}
+        log[key] = {"axes": list(axes), "decimals": spec["decimals"], **packer.add(units)}
     rates = counters["accepted_per_position"] / drafts[..., None]
     rates = _reduce_positions(rates)
     log["per_position"] = {"axes": list(LOG_FIELDS["per_position"]), "positions": rates.shape[-1], "decimals": 3,
-                           **_pack(_units([f"{v:.3f}" for v in rates.ravel()]))}
+                           **packer.add(_units([f"{v:.3f}" for v in rates.ravel()]))}
 
     cdf = _reduce_positions(np.cumsum(_pmf(ev), axis=-1))
-    return {
+    meta = {
+        "binary": binary_name,
         "axes": {k: list(v) for k, v in AXES.items()},
         "defaults": {k: DEFAULTS[k] for k in AXES},
         "readouts": readouts,
@@ -199,11 +223,12 @@ def simulator_data(grid: Grid | None = None) -> dict:
         "tokens": {"axes": ["gamma", "acceptance", "alpha"], "positions": cdf.shape[-1],
                    "cdf": [round(float(x), 6) for x in cdf.ravel()], "words": list(TOKEN_WORDS)},
         "colors": {"drafters": theme.DRAFTER_COLORS, "loss": theme.LOSS},
-        "ladder": ladder_scale(readouts["speedup"], ev.speedup),
+        "ladder": ladder_scale(readouts["speedup"], ev.speedup, packer),
     }
+    return SimulatorData(meta, bytes(packer.blob))
 
 
-def ladder_scale(speedup_field: dict, speedup: np.ndarray) -> dict:
+def ladder_scale(speedup_field: dict, speedup: np.ndarray, packer: Packer) -> dict:
     """The ladder's pinned log scale as a lookup table: for every displayable speedup (in
     units of its last digit) the height, in tenths of a percent of the ladder, at which its
     bar ends; bars rise from the 1x baseline for wins and hang below it for losses. The
@@ -214,7 +239,7 @@ def ladder_scale(speedup_field: dict, speedup: np.ndarray) -> dict:
     levels = (np.log(np.maximum(units, 1) / scale) - low) / (high - low)
     levels = np.clip(np.round(1000 * levels), 0, 1000).astype(np.int64)
     baseline = int(round(1000 * (0 - low) / (high - low)))
-    return {"baseline": baseline, **_pack(levels)}
+    return {"baseline": baseline, **packer.add(levels)}
 
 
 def _pmf(ev) -> np.ndarray:
@@ -296,8 +321,7 @@ def bar_geometry(units: int, ladder: dict, levels: list[int]) -> tuple[float, fl
     return min(level, base) / 10, abs(level - base) / 10
 
 
-def _ladder(speedups: np.ndarray, drafter: str, current: int, ladder: dict) -> str:
-    levels = [int(x) for x in _unpack(ladder)]
+def _ladder(speedups: np.ndarray, drafter: str, current: int, ladder: dict, levels: list[int]) -> str:
     rungs = []
     color = theme.DRAFTER_COLORS[drafter]
     for b, s in zip(AXES["concurrency"], speedups):
@@ -316,8 +340,10 @@ def _ladder(speedups: np.ndarray, drafter: str, current: int, ladder: dict) -> s
     return f'<div class="specsim__ladder" data-ladder role="img" aria-label="Speedup at every concurrency">{one}{"".join(rungs)}</div>'
 
 
-def simulator_html(data: dict, src: str = "generated/data/simulator.json") -> str:
+def simulator_html(sim: SimulatorData, src: str = "generated/data/simulator.json") -> str:
+    binary = src.rsplit("/", 1)[0] + "/" + sim.meta["binary"]
     """The simulator's markup, showing the default scenario (complete without JavaScript)."""
+    data = sim.meta
     d = data["defaults"]
     text = default_text()
     controls = (
@@ -335,13 +361,14 @@ def simulator_html(data: dict, src: str = "generated/data/simulator.json") -> st
         rows = "".join(f"<div><dt>{_e(BY_KEY[k].label)}</dt><dd data-readout=\"{k}\">{_e(text[k])}</dd></div>" for k in keys)
         groups.append(f'<dl class="specsim__readouts" aria-label="{_e(title)}">{rows}</dl>')
     ladder_speedups = evaluate(concurrency=np.array(AXES["concurrency"])).speedup
-    ladder = _ladder(ladder_speedups, d["drafter"], d["concurrency"], data["ladder"])
+    levels = [int(x) for x in sim.read(data["ladder"])]
+    ladder = _ladder(ladder_speedups, d["drafter"], d["concurrency"], data["ladder"], levels)
     words = data["tokens"]["words"]
     chips = "".join(f'<span class="specsim__token is-accepted">{_e(words[j])}</span>' for j in range(2))
     chips += f'<span class="specsim__token is-rejected">{_e(words[2])}</span>'
     chips += "".join(f'<span class="specsim__token is-skipped">{_e(words[j])}</span>' for j in range(3, d["gamma"]))
     chips += '<span class="specsim__token is-emitted">target</span>'
-    return f"""<div class="specsim{'' if speedup >= 1 else ' is-loss'}" data-simulator data-src="{_e(src)}">
+    return f"""<div class="specsim{'' if speedup >= 1 else ' is-loss'}" data-simulator data-src="{_e(src)}" data-binary="{_e(binary)}">
 <form class="specsim__form" aria-label="Scenario" onsubmit="return false">{controls}</form>
 <div class="specsim__headline"><span class="specsim__speedup" data-readout="speedup">{_e(text['speedup'])}</span>
 <span class="specsim__verdict" data-verdict>{verdict}</span></div>
