@@ -33,8 +33,12 @@ def test_table_has_every_row_of_the_brief():
     assert set(TABLE["kind"]) <= {"relative", "absolute"}
 
 
-def test_readme_calibration_block_is_current(root):
+@pytest.mark.parametrize("name", ["calibration", "constants"])
+def test_readme_generated_blocks_are_current(root, name):
+    from specmodel.site.tables import constants
+
+    expected = {"calibration": markdown_table(COMPARED), "constants": constants()}[name]
     text = (root / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- calibration:start -->\n(.*?)\n<!-- calibration:end -->", text, re.S)
-    assert block, "README.md lacks the generated calibration block"
-    assert block.group(1).strip() == markdown_table(COMPARED).strip(), "run `make readme` to regenerate it"
+    block = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", text, re.S)
+    assert block, f"README.md lacks the generated {name} block"
+    assert block.group(1).strip() == expected.strip(), "run `make readme` to regenerate it"

@@ -144,3 +144,19 @@ def test_built_pages_exist(built_site):
     for page in ("index.html", "model/index.html", "notebook/index.html", "cli/index.html"):
         assert (built_site / page).is_file()
     assert "{{" not in (built_site / "index.html").read_text()
+
+
+@pytest.mark.usefixtures("built_site")
+def test_a_failing_notebook_cell_fails_the_build(tmp_path):
+    import nbformat
+
+    copy = _copy_docs(tmp_path, "# Page\n")
+    (copy / "mkdocs.yml").write_text((ROOT / "mkdocs.yml").read_text())
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("raise RuntimeError('this cell fails on purpose')")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, copy / "docs" / "notebook.ipynb")
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=copy, capture_output=True,
+                            text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode != 0
+    assert "this cell fails on purpose" in result.stderr + result.stdout

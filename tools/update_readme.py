@@ -1,24 +1,31 @@
-"""Regenerate the calibration table in README.md between its markers (`make readme`)."""
+"""Regenerate the generated blocks of README.md (`make readme`): the modelling constants and
+the calibration table, each between its <!-- name:start --> and <!-- name:end --> markers."""
 
 import re
 import sys
 from pathlib import Path
 
-from specmodel.calibration import compare, load_table, markdown_table
+from specmodel.site.tables import calibration, constants
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def blocks() -> dict[str, str]:
+    """Marker name -> the Markdown that belongs between its markers."""
+    return {"constants": constants(), "calibration": calibration(ROOT / "tests" / "data" / "calibration.csv")}
 
 
 def main() -> int:
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
-    table = markdown_table(compare(load_table(ROOT / "tests" / "data" / "calibration.csv")))
-    pattern = re.compile(r"(<!-- calibration:start -->).*?(<!-- calibration:end -->)", re.S)
-    if not pattern.search(text):
-        print("README.md has no <!-- calibration:start --> ... <!-- calibration:end --> block", file=sys.stderr)
-        return 2
-    readme.write_text(pattern.sub(lambda m: f"{m.group(1)}\n{table}\n{m.group(2)}", text), encoding="utf-8")
-    print(f"updated {readme.name}: {table.count(chr(10)) - 1} calibration rows")
+    for name, table in blocks().items():
+        pattern = re.compile(rf"(<!-- {name}:start -->).*?(<!-- {name}:end -->)", re.S)
+        if not pattern.search(text):
+            print(f"README.md has no <!-- {name}:start --> ... <!-- {name}:end --> block", file=sys.stderr)
+            return 2
+        text = pattern.sub(lambda m: f"{m.group(1)}\n{table}\n{m.group(2)}", text)
+    readme.write_text(text, encoding="utf-8")
+    print(f"updated {readme.name}: {', '.join(blocks())}")
     return 0
 
 
