@@ -211,6 +211,28 @@ def evaluate_per_position(
     return _evaluate(b, t, g, d, u, survival, inverse.reshape(shape), hardware, target)
 
 
+def arithmetic_ratio(iterations, gamma, target_flops_per_position, draft_flops_per_position,
+                     generated_tokens: int = GENERATED_TOKENS):
+    """FLOPs per output token, speculative over plain:
+    ``E[N] ((gamma + 1) f_t + gamma f_d) / (G f_t)``, where a sequence needs E[N] iterations
+    of one verify pass over gamma + 1 positions and gamma draft passes for its G tokens, and
+    plain decoding spends f_t per token. Compare Leviathan et al. 2023 (arXiv:2211.17192),
+    Theorem 3.11, which is the i.i.d., no-overshoot case.
+
+    >>> float(arithmetic_ratio(iterations=64, gamma=4, target_flops_per_position=1.0,
+    ...                        draft_flops_per_position=0.0, generated_tokens=256))
+    1.25
+    """
+    spec = iterations * ((gamma + 1) * target_flops_per_position + gamma * draft_flops_per_position)
+    return spec / (generated_tokens * target_flops_per_position)
+
+
+def memory_required(weight_bytes, kv_bytes_per_token, batch, context, generated_tokens: int = GENERATED_TOKENS):
+    """HBM the scenario needs at the end of generation: ``W + B (T + G) kv``, summed over
+    the target and the drafter by the caller (paged caches of both models share HBM)."""
+    return weight_bytes + batch * (context + generated_tokens) * kv_bytes_per_token
+
+
 def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Evaluation:
     """The model proper, on validated, broadcast inputs (see :func:`evaluate`)."""
     hw = get_hardware(hardware)
@@ -252,11 +274,8 @@ def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Eva
 
     output_tokens = b * GENERATED_TOKENS
     drafts_per_s = b * iterations / spec_time
-    spec_flops_per_token = iterations * ((g + 1) * t_flops_pos + g * d_flops_pos) / GENERATED_TOKENS
-    final_length = t + GENERATED_TOKENS
-    memory_required = (
-        tgt.weight_bytes + dc["weight_bytes"] + b * final_length * (tgt.kv_bytes_per_token + dc["kv_bytes_per_token"])
-    )
+    hbm = memory_required(tgt.weight_bytes, tgt.kv_bytes_per_token, b, t) + memory_required(
+        dc["weight_bytes"], dc["kv_bytes_per_token"], b, t)
     full = lambda x: np.broadcast_to(np.asarray(x, dtype=float), b.shape)  # noqa: E731
     return Evaluation(
         speedup=base_time / spec_time,
@@ -265,7 +284,7 @@ def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Eva
         mean_acceptance_length=tokens_per_iteration,
         per_position=per_position,
         draft_share=draft_time / spec_time,
-        arithmetic_ratio=spec_flops_per_token / t_flops_pos,
+        arithmetic_ratio=arithmetic_ratio(iterations, g, t_flops_pos, d_flops_pos),
         expected_iterations=iterations,
         verify_idle=roofline.idle_share(v_mem, v_comp),
         verify_bytes=v_bytes,
@@ -279,6 +298,6 @@ def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Eva
         draft_kv_bytes_per_token=dc["kv_bytes_per_token"],
         accepted_throughput=drafts_per_s * (tokens_per_iteration - 1.0),
         drafted_throughput=drafts_per_s * g,
-        memory_required_bytes=memory_required,
-        fits_in_memory=memory_required <= hw.memory_capacity.value,
+        memory_required_bytes=hbm,
+        fits_in_memory=hbm <= hw.memory_capacity.value,
     )

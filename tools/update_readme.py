@@ -23,7 +23,7 @@ def main() -> int:
         if not pattern.search(text):
             print(f"README.md has no <!-- {name}:start --> ... <!-- {name}:end --> block", file=sys.stderr)
             return 2
-        text = pattern.sub(lambda m: f"{m.group(1)}\n{table}\n{m.group(2)}", text)
+        text = pattern.sub(lambda m, table=table: f"{m.group(1)}\n{table}\n{m.group(2)}", text)
     readme.write_text(text, encoding="utf-8")
     print(f"updated {readme.name}: {', '.join(blocks())}")
     return 0
