@@ -14,6 +14,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import settings
+
+# Property tests run the same examples on every machine (CI included) and are not timed:
+# performance is measured by the benchmarks, not by deadlines.
+settings.register_profile("specmodel", deadline=None, derandomize=True)
+settings.load_profile("specmodel")
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
