@@ -83,7 +83,9 @@ class SpecDecodeCounters:
     """vLLM's spec-decode counters over some interval (counts; floats as Prometheus holds them).
 
     ``accepted_per_position[i]`` counts drafts whose guess i + 1 was accepted (vLLM's
-    position label i), so its length is num_speculative_tokens (gamma).
+    position label i), so its length is num_speculative_tokens (gamma). The fields may also
+    be numpy arrays over many scenarios (positions on the last axis of
+    ``accepted_per_position``); vLLM's definitions below then apply elementwise.
     """
 
     num_drafts: float
@@ -94,7 +96,7 @@ class SpecDecodeCounters:
     @property
     def gamma(self) -> int:
         """Draft positions counted: vLLM's num_speculative_tokens."""
-        return len(self.accepted_per_position)
+        return int(np.shape(self.accepted_per_position)[-1])
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,18 @@ class LogInterval:
 # --- vLLM's definitions -------------------------------------------------------------------
 
 
+def _ratio(numerator, denominator, empty: float):
+    """``numerator / denominator`` elementwise, ``empty`` where the denominator is not
+    positive (vLLM's guard against empty intervals); a float for scalar inputs.
+
+    >>> _ratio(3, 4, math.nan), _ratio(3, 0, 0.0)
+    (0.75, 0.0)
+    """
+    num, den = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
+    out = np.where(den > 0, num / np.where(den > 0, den, 1.0), empty)
+    return float(out) if out.ndim == 0 else out
+
+
 def per_position_rate(counters: SpecDecodeCounters) -> np.ndarray:
     """Per-position acceptance rate ``accepted_per_pos[i] / num_drafts``: the share of drafts
     whose guess i + 1 reached the output (unconditional). vLLM: ``SpecDecodingLogging.log``
@@ -125,9 +139,7 @@ def per_position_rate(counters: SpecDecodeCounters) -> np.ndarray:
     [0.5, 0.25]
     """
     per_pos = np.asarray(counters.accepted_per_position, dtype=float)
-    if counters.num_drafts <= 0:
-        return np.full(per_pos.shape, math.nan)
-    return per_pos / counters.num_drafts
+    return np.asarray(_ratio(per_pos, np.asarray(counters.num_drafts, dtype=float)[..., None], math.nan))
 
 
 def mean_acceptance_length(counters: SpecDecodeCounters) -> float:
@@ -137,9 +149,7 @@ def mean_acceptance_length(counters: SpecDecodeCounters) -> float:
     >>> mean_acceptance_length(SpecDecodeCounters(4, 8, 3, (2, 1)))
     1.75
     """
-    if counters.num_drafts <= 0:
-        return math.nan
-    return 1.0 + counters.num_accepted_tokens / counters.num_drafts
+    return 1.0 + _ratio(counters.num_accepted_tokens, counters.num_drafts, math.nan)
 
 
 def draft_acceptance_rate(counters: SpecDecodeCounters) -> float:
@@ -149,9 +159,7 @@ def draft_acceptance_rate(counters: SpecDecodeCounters) -> float:
     >>> draft_acceptance_rate(SpecDecodeCounters(4, 8, 3, (2, 1)))
     0.375
     """
-    if counters.num_draft_tokens <= 0:
-        return math.nan
-    return counters.num_accepted_tokens / counters.num_draft_tokens
+    return _ratio(counters.num_accepted_tokens, counters.num_draft_tokens, math.nan)
 
 
 def throughput(tokens: float, elapsed_s: float) -> float:
@@ -161,7 +169,7 @@ def throughput(tokens: float, elapsed_s: float) -> float:
     >>> throughput(10, 4.0)
     2.5
     """
-    return tokens / elapsed_s if elapsed_s > 0 else 0.0
+    return _ratio(tokens, elapsed_s, 0.0)
 
 
 def counters_summary(counters: SpecDecodeCounters) -> dict[str, float]:

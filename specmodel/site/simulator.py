@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specmodel import vllm_metrics as vllm
+from specmodel.acceptance import tokens_per_iteration_pmf
 from specmodel.constants import GENERATED_TOKENS
 from specmodel.model import DEFAULTS, DRAFTERS, PROFILES, evaluate
-from specmodel.readouts import BY_KEY
+from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.site import theme
-from specmodel.vllm_metrics import LOG_FORMAT, SpecDecodeCounters, format_log_message
 
 AXES: dict[str, tuple] = {
     "concurrency": tuple(2**i for i in range(11)),
@@ -91,24 +92,30 @@ def expected_counters(ev, concurrency, gamma) -> dict[str, np.ndarray]:
     }
 
 
-def counters_at(grid_counters: dict[str, np.ndarray], index: tuple, gamma: int) -> tuple[SpecDecodeCounters, float]:
-    """The counters of one scenario of the grid, and its elapsed seconds."""
-    c = {k: v[index] for k, v in grid_counters.items()}
-    return (SpecDecodeCounters(float(c["num_drafts"]), float(c["num_draft_tokens"]), float(c["num_accepted_tokens"]),
-                               tuple(float(x) for x in c["accepted_per_position"][:gamma])), float(c["elapsed"]))
+def as_counters(expected: dict[str, np.ndarray]) -> tuple[vllm.SpecDecodeCounters, object]:
+    """:func:`expected_counters` as vLLM's counter record and the elapsed seconds: plain
+    numbers for one scenario, arrays over a grid."""
+    if np.ndim(expected["num_drafts"]) == 0:
+        counters = vllm.SpecDecodeCounters(
+            float(expected["num_drafts"]), float(expected["num_draft_tokens"]), float(expected["num_accepted_tokens"]),
+            tuple(float(x) for x in np.ravel(expected["accepted_per_position"])))
+        return counters, float(expected["elapsed"])
+    counters = vllm.SpecDecodeCounters(expected["num_drafts"], expected["num_draft_tokens"],
+                                       expected["num_accepted_tokens"], expected["accepted_per_position"])
+    return counters, expected["elapsed"]
 
 
 def log_template() -> list[dict]:
     """LOG_FORMAT split into literal text and numbered slots with their precision."""
     parts, pos, fields = [], 0, iter(LOG_FIELDS)
-    for m in SPEC.finditer(LOG_FORMAT):
-        parts.append({"text": LOG_FORMAT[pos:m.start()]})
+    for m in SPEC.finditer(vllm.LOG_FORMAT):
+        parts.append({"text": vllm.LOG_FORMAT[pos:m.start()]})
         if m.group(2) == "%":
             parts.append({"text": "%"})
         else:
             parts.append({"slot": next(fields), "decimals": int(m.group(1) or 0), "kind": m.group(2)})
         pos = m.end()
-    parts.append({"text": LOG_FORMAT[pos:]})
+    parts.append({"text": vllm.LOG_FORMAT[pos:]})
     return [p for p in parts if p.get("text") != ""]
 
 
@@ -147,9 +154,10 @@ class Packer:
         self.blob += np.ascontiguousarray(units.ravel(), dtype=self.TYPES[name]).tobytes()
         return {"dtype": name, "offset": offset, "length": int(units.size)}
 
-    def read(self, field: dict) -> np.ndarray:
-        return np.frombuffer(bytes(self.blob), dtype=self.TYPES[field["dtype"]], count=field["length"],
-                             offset=field["offset"])
+    @classmethod
+    def view(cls, blob: bytes, field: dict) -> np.ndarray:
+        """The integers of ``field`` (as returned by :meth:`add`) in ``blob``."""
+        return np.frombuffer(blob, dtype=cls.TYPES[field["dtype"]], count=field["length"], offset=field["offset"])
 
 
 @dataclass(frozen=True)
@@ -160,9 +168,7 @@ class SimulatorData:
     blob: bytes
 
     def read(self, field: dict) -> np.ndarray:
-        packer = Packer()
-        packer.blob = bytearray(self.blob)
-        return packer.read(field)
+        return Packer.view(self.blob, field)
 
 
 def _readout_units(key: str, values: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -179,9 +185,8 @@ def simulator_data(grid: Grid | None = None, binary_name: str = "simulator.bin")
     """Everything simulator.js needs: a JSON-ready description and the binary it points into."""
     grid = grid or evaluate_grid()
     packer = Packer()
-    ev, counters = grid.evaluation, grid.counters
-    from specmodel.readouts import readout_arrays
-
+    ev = grid.evaluation
+    counters, elapsed = as_counters(grid.counters)
     arrays = readout_arrays(ev)
     readouts = {}
     for key, axes in READOUT_AXES.items():
@@ -189,14 +194,14 @@ def simulator_data(grid: Grid | None = None, binary_name: str = "simulator.bin")
         units, meta = _readout_units(key, reduced)
         readouts[key] = {**meta, "axes": list(axes), **packer.add(units)}
 
-    drafts = counters["num_drafts"]
+    # The fields of the log line by vLLM's own definitions (specmodel.vllm_metrics).
     log_values = {
-        "mean_acceptance_length": 1.0 + counters["num_accepted_tokens"] / drafts,
-        "accepted_throughput": counters["num_accepted_tokens"] / counters["elapsed"],
-        "drafted_throughput": counters["num_draft_tokens"] / counters["elapsed"],
-        "accepted": counters["num_accepted_tokens"],
-        "drafted": counters["num_draft_tokens"],
-        "draft_acceptance_percent": 100.0 * (counters["num_accepted_tokens"] / counters["num_draft_tokens"]),
+        "mean_acceptance_length": vllm.mean_acceptance_length(counters),
+        "accepted_throughput": vllm.throughput(counters.num_accepted_tokens, elapsed),
+        "drafted_throughput": vllm.throughput(counters.num_draft_tokens, elapsed),
+        "accepted": counters.num_accepted_tokens,
+        "drafted": counters.num_draft_tokens,
+        "draft_acceptance_percent": 100.0 * vllm.draft_acceptance_rate(counters),
     }
     template = log_template()
     slots = {p["slot"]: p for p in template if "slot" in p}
@@ -208,12 +213,11 @@ def simulator_data(grid: Grid | None = None, binary_name: str = "simulator.bin")
         spec = slots[key]
         units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
         log[key] = {"axes": list(axes), "decimals": spec["decimals"], **packer.add(units)}
-    rates = counters["accepted_per_position"] / drafts[..., None]
-    rates = _reduce_positions(rates)
+    rates = _reduce_positions(vllm.per_position_rate(counters))
     log["per_position"] = {"axes": list(LOG_FIELDS["per_position"]), "positions": rates.shape[-1], "decimals": 3,
                            **packer.add(_units([f"{v:.3f}" for v in rates.ravel()]))}
 
-    cdf = _reduce_positions(np.cumsum(_pmf(ev), axis=-1))
+    cdf = _reduce_positions(np.cumsum(tokens_per_iteration_pmf(ev.per_position), axis=-1))
     meta = {
         "binary": binary_name,
         "axes": {k: list(v) for k, v in AXES.items()},
@@ -242,31 +246,19 @@ def ladder_scale(speedup_field: dict, speedup: np.ndarray, packer: Packer) -> di
     return {"baseline": baseline, **packer.add(levels)}
 
 
-def _pmf(ev) -> np.ndarray:
-    """P(X = x), x = 1..gamma_max+1, from the per-position acceptance (zero past gamma)."""
-    from specmodel.acceptance import tokens_per_iteration_pmf
-
-    return tokens_per_iteration_pmf(ev.per_position)
-
-
 def _reduce_positions(values: np.ndarray) -> np.ndarray:
     """Per-position quantities over (gamma, acceptance, alpha, position)."""
     index = tuple(0 if name not in ("gamma", "acceptance", "alpha") else slice(None) for name in ALL)
     return values[index]
 
 
-def default_text(grid: Grid | None = None) -> dict[str, str]:
+def default_text() -> dict[str, str]:
     """The default scenario's readouts and log line as text, for the page without JavaScript."""
     ev = evaluate()
-    from specmodel.readouts import readout_arrays
-
     arrays = readout_arrays(ev)
     out = {key: BY_KEY[key].format(float(arrays[key])) for key in READOUT_AXES}
-    counters = expected_counters(ev, DEFAULTS["concurrency"], DEFAULTS["gamma"])
-    c = SpecDecodeCounters(float(counters["num_drafts"]), float(counters["num_draft_tokens"]),
-                           float(counters["num_accepted_tokens"]),
-                           tuple(float(x) for x in np.ravel(counters["accepted_per_position"])))
-    out["log"] = format_log_message(c, float(counters["elapsed"]))
+    counters, elapsed = as_counters(expected_counters(ev, DEFAULTS["concurrency"], DEFAULTS["gamma"]))
+    out["log"] = vllm.format_log_message(counters, elapsed)
     return out
 
 
