@@ -15,10 +15,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from specmodel.constants import FALLING_RATIO
+from specmodel.settings import constants
 
-#: Ratio r between successive conditional acceptances, per profile.
-PROFILE_RATIO = {"falling": FALLING_RATIO, "same": 1.0}
+#: Acceptance profiles, in the order the article presents them.
+PROFILES = ("falling", "same")
+
+
+def profile_ratio(profile: str) -> float:
+    """Ratio r between successive conditional acceptances: FALLING_RATIO for ``falling``,
+    1 for ``same``.
+
+    >>> profile_ratio("same")
+    1.0
+    """
+    return constants().FALLING_RATIO if profile == "falling" else 1.0
 
 
 def _positions(gamma_max: int) -> np.ndarray:

@@ -14,7 +14,7 @@ The rule (every number from the model, :func:`specmodel.evaluate_per_position`):
    at B and T; the recommended gamma is the argmax if its speedup exceeds 1 + MIN_GAIN
    (the model's calibration tolerance), else 0 (no speculation);
 3. ``z_g`` = the same with a zero-cost drafter (``ngram``: no weights, cache or FLOPs of its
-   own, as an n-gram lookup or, nearly, an MTP/EAGLE head) *at the same measured acceptance*;
+   own, as an n-gram lookup) *at the same measured acceptance*;
 4. verdict, first that applies:
 
    * ``switch-drafter``: the drafter has a cost, ``max z > 1 + MIN_GAIN``, and either
@@ -40,7 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model import DEFAULTS, DRAFTERS, evaluate_per_position
+from specmodel.drafters import check_drafter, drafter_kind
+from specmodel.model import SCENARIO_DEFAULTS, evaluate_per_position
+from specmodel.settings import deployment as current_deployment
+from specmodel.specs import architecture_catalog
 
 #: The drafter that stands for every drafter without weights of its own.
 ZERO_COST_DRAFTER = "ngram"
@@ -62,19 +65,19 @@ VERDICTS = ("keep", "lower-gamma", "switch-drafter", "off")
 
 #: vLLM speculative methods that look drafts up in the text, with no model: costed as ngram.
 _LOOKUP_METHODS = ("ngram", "ngram_gpu", "suffix")
-#: vLLM methods that draft with a small head on the target's hidden states (near zero cost).
-_HEAD_METHODS = ("eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "dflash")
-#: Draft checkpoints the model knows, by the last part of vLLM's ``model`` (case-insensitive).
-_DRAFT_MODELS = {"qwen3-0.6b": "qwen3-0.6b", "qwen3-1.7b": "qwen3-1.7b"}
-_SUPPORTED = ("methods " + ", ".join(_LOOKUP_METHODS + _HEAD_METHODS) + ", *_mtp, draft_model "
-              "(model Qwen/Qwen3-0.6B or Qwen/Qwen3-1.7B)")
+#: vLLM head methods the model costs from their structure, and the head that stands for each.
+_HEADS = {"eagle": "eagle", "eagle3": "eagle-32k", "mtp": "mtp"}
+#: Other vLLM methods with a small head on the target's hidden states: costed as zero-cost.
+_OTHER_HEAD_METHODS = ("medusa", "mlp_speculator", "dflash")
+_SUPPORTED = ("methods " + ", ".join(_LOOKUP_METHODS + tuple(_HEADS) + _OTHER_HEAD_METHODS) + ", *_mtp, draft_model "
+              "(a model of the catalogue, e.g. Qwen/Qwen3-0.6B or meta-llama/Llama-3.2-1B)")
 
 
 @dataclass(frozen=True)
 class Deployment:
     """What the user says about the drafter."""
 
-    drafter: str  #: key of :data:`specmodel.DRAFTERS` used to cost it
+    drafter: str  #: the drafter (see :mod:`specmodel.drafters`) used to cost it
     gamma: int | None  #: num_speculative_tokens, if given
     description: str  #: how the user named it
     note: str | None = None  #: how the model stands in for it, when not exactly
@@ -91,6 +94,7 @@ class Advice:
     concurrency: int
     context: int
     hardware: str
+    target: str
     speedup: tuple[float, ...]  #: s_g for g = 1..m with the deployment's drafter
     zero_cost_speedup: tuple[float, ...] | None  #: z_g, if the drafter has a cost
     recommended_gamma: int  #: 0: no speculation
@@ -102,10 +106,9 @@ class Advice:
 # --- the deployment -----------------------------------------------------------------------
 
 
-def deployment_from_drafter(drafter: str) -> Deployment:
-    """A deployment named by one of the model's drafters (gamma: as measured)."""
-    if drafter not in DRAFTERS:
-        raise SpecModelError(f"unknown drafter {drafter!r}; allowed: {', '.join(DRAFTERS)}")
+def deployment_from_drafter(drafter: str, target: str | None = None) -> Deployment:
+    """A deployment named by one of the model's drafters for ``target`` (gamma: as measured)."""
+    check_drafter(drafter, target or current_deployment().target)
     return Deployment(drafter=drafter, gamma=None, description=f"drafter {drafter}")
 
 
@@ -143,8 +146,9 @@ def _method(config: dict) -> str:
 def deployment_from_speculative_config(text: str) -> Deployment:
     """Parse vLLM's ``--speculative-config`` JSON, e.g. ``{"method": "ngram",
     "num_speculative_tokens": 3, "prompt_lookup_max": 4}`` or ``{"model": "Qwen/Qwen3-0.6B",
-    "num_speculative_tokens": 4}``. Lookup methods cost as ``ngram``; EAGLE, Medusa and MTP
-    heads too (said in the note); draft models must be one the model knows.
+    "num_speculative_tokens": 4}``. Lookup methods cost as ``ngram``; EAGLE and MTP heads as the
+    heads of data/heads.toml; Medusa-like heads as ``ngram`` (said in the note); draft models must
+    be in the catalogue.
 
     >>> deployment_from_speculative_config('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}')
     Deployment(drafter='qwen3-0.6b', gamma=4, description='draft model Qwen/Qwen3-0.6B', note=None)
@@ -160,7 +164,12 @@ def deployment_from_speculative_config(text: str) -> Deployment:
     if method in _LOOKUP_METHODS:
         note = None if method == "ngram" else f"method {method!r} looks drafts up in the text; costed as 'ngram'"
         return Deployment(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
-    if method in _HEAD_METHODS or method.endswith("_mtp"):
+    if method in _HEADS or method.endswith("_mtp"):
+        head = _HEADS.get(method, "mtp")
+        note = None if head == method else (f"method {method!r} is costed as the '{head}' head "
+                                            "(see specmodel/data/heads.toml)")
+        return Deployment(head, gamma, f"method {method}", note)
+    if method in _OTHER_HEAD_METHODS:
         note = (f"method {method!r} drafts with a small head on the target's hidden states; modelled as the "
                 "zero-cost 'ngram' drafter (no weights, cache or FLOPs of its own), which flatters it slightly")
         return Deployment(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
@@ -168,9 +177,9 @@ def deployment_from_speculative_config(text: str) -> Deployment:
         raise SpecModelError(f"--speculative-config method {method!r} is not modelled; supported: {_SUPPORTED}")
     model = config.get("model")
     key = model.rstrip("/").rsplit("/", 1)[-1].lower() if isinstance(model, str) else None
-    if key not in _DRAFT_MODELS:
+    if key not in architecture_catalog():
         raise SpecModelError(f"--speculative-config model {model!r} is not modelled; supported: {_SUPPORTED}")
-    return Deployment(_DRAFT_MODELS[key], gamma, f"draft model {model}")
+    return Deployment(key, gamma, f"draft model {model}")
 
 
 # --- the numbers --------------------------------------------------------------------------
@@ -189,12 +198,12 @@ def conditional_acceptance(per_position) -> np.ndarray:
     return np.where(before > 0, u / np.where(before > 0, before, 1.0), 0.0)
 
 
-def predicted_speedups(per_position, concurrency, context, drafter, hardware) -> np.ndarray:
+def predicted_speedups(per_position, concurrency, context, drafter, hardware=None, target=None) -> np.ndarray:
     """``s_g`` for g = 1..m: the model's speedup over plain decoding when the first g measured
     positions are drafted (:func:`specmodel.evaluate_per_position`)."""
     u = np.asarray(per_position, dtype=float)
     return np.array([
-        float(evaluate_per_position(u[:g], concurrency, context, drafter, hardware).speedup)
+        float(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target).speedup)
         for g in range(1, u.shape[-1] + 1)
     ])
 
@@ -221,15 +230,18 @@ def clearly_beaten(speedup: float, zero_cost_speedup: float) -> bool:
     return speedup - 1.0 < CLEARLY_BEATEN_GAIN_SHARE * (zero_cost_speedup - 1.0)
 
 
-def advise(per_position, concurrency: int, context: int = DEFAULTS["context"],
-           deployment: Deployment | None = None, hardware: str = DEFAULTS["hardware"]) -> Advice:
+def advise(per_position, concurrency: int, context: int = SCENARIO_DEFAULTS["context"],
+           deployment: Deployment | None = None, hardware: str | None = None, target: str | None = None) -> Advice:
     """Apply the module's rule to measured per-position acceptance.
 
     >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=deployment_from_drafter("qwen3-0.6b"))
     >>> a.recommended_gamma, a.verdict
     (3, 'lower-gamma')
     """
-    deployment = deployment or deployment_from_drafter(DEFAULTS["drafter"])
+    hardware = hardware or current_deployment().hardware
+    target = target or current_deployment().target
+    deployment = deployment or deployment_from_drafter(current_deployment().draft, target)
+    check_drafter(deployment.drafter, target)
     u = np.asarray(per_position, dtype=float)
     if u.ndim != 1 or u.size < 1:
         raise SpecModelError(f"per-position acceptance must be a list of 1 or more rates; got shape {u.shape}")
@@ -237,10 +249,10 @@ def advise(per_position, concurrency: int, context: int = DEFAULTS["context"],
     if deployed != u.size:
         raise SpecModelError(f"num_speculative_tokens {deployed} in --speculative-config, but the metrics have "
                              f"{u.size} draft positions")
-    s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware)
+    s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target)
     z = None
-    if DRAFTERS[deployment.drafter] is not None:
-        z = predicted_speedups(u, concurrency, context, ZERO_COST_DRAFTER, hardware)
+    if drafter_kind(deployment.drafter) != "ngram":
+        z = predicted_speedups(u, concurrency, context, ZERO_COST_DRAFTER, hardware, target)
     verdict, gamma, drafter = _verdict(s, z, deployed, deployment.drafter)
     reason = _reason(verdict, s, z, deployed, gamma, deployment.drafter, int(concurrency), conditional_acceptance(u))
     return Advice(
@@ -251,6 +263,7 @@ def advise(per_position, concurrency: int, context: int = DEFAULTS["context"],
         concurrency=int(concurrency),
         context=int(context),
         hardware=hardware,
+        target=target,
         speedup=tuple(float(x) for x in s),
         zero_cost_speedup=None if z is None else tuple(float(x) for x in z),
         recommended_gamma=gamma,
@@ -277,7 +290,7 @@ def _reason(verdict, s, z, deployed, gamma, drafter, concurrency, conditional) -
     at = f"at {concurrency} concurrent sequence{'s' if concurrency != 1 else ''}"
     top = int(np.argmax(s)) + 1
     if verdict == "switch-drafter":
-        zero = f"a zero-cost drafter (n-gram lookup, or an MTP/EAGLE head) with the same acceptance would give " \
+        zero = f"a zero-cost drafter (n-gram lookup) with the same acceptance would give " \
                f"{_times(z[gamma - 1])} at gamma {gamma}"
         if s[top - 1] <= 1.0 + MIN_GAIN:
             return (f"{at}, {drafter} gains nothing worth having at any gamma (best {_times(s[top - 1])} at gamma "
@@ -331,6 +344,7 @@ def advice_dict(advice: Advice, measured: dict | None = None) -> dict:
         "concurrency": advice.concurrency,
         "context": advice.context,
         "hardware": advice.hardware,
+        "target": advice.target,
     }
     if advice.zero_cost_speedup is not None:
         out["zero_cost_speedup"] = {str(g): z for g, z in enumerate(advice.zero_cost_speedup, 1)}
@@ -343,7 +357,7 @@ def format_advice(advice: Advice, measured: dict | None = None) -> str:
     """The advice as text for a terminal; ``measured``: the counters' summary
     (:func:`specmodel.vllm_metrics.counters_summary`), if any."""
     lines = [f"Deployment: {advice.deployment.description}, gamma {advice.deployed_gamma}, "
-             f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.hardware}"]
+             f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on {advice.hardware}"]
     if advice.deployment.note:
         lines.append(f"Note: {advice.deployment.note}")
     if measured:
@@ -362,7 +376,7 @@ def format_advice(advice: Advice, measured: dict | None = None) -> str:
         if advice.zero_cost_speedup:
             row += f"  {_times(advice.zero_cost_speedup[g - 1]):>45}"
         lines.append(row)
-    drafter = " with a zero-cost drafter (n-gram, MTP or EAGLE)" if advice.verdict == "switch-drafter" else ""
+    drafter = " with a zero-cost drafter (n-gram lookup)" if advice.verdict == "switch-drafter" else ""
     lines += ["", f"Recommended gamma: {advice.recommended_gamma}{drafter}" +
               (" (no speculation)" if advice.recommended_gamma == 0 else ""),
               f"Verdict: {advice.verdict} - {advice.reason}"]

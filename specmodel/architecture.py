@@ -7,7 +7,7 @@ All results are in SI units: counts, bytes, FLOPs.
 
 from __future__ import annotations
 
-from specmodel.constants import FLOPS_PER_PARAMETER
+from specmodel.settings import constants
 from specmodel.specs import Architecture
 
 
@@ -23,7 +23,17 @@ def embedding_parameters(arch: Architecture) -> int:
 
 
 def attention_parameters_per_layer(arch: Architecture) -> int:
-    """Q, K, V and output projections (no biases in Qwen3): ``2 D N H + 2 D K H``."""
+    """Q, K, V and output projections, without biases: ``2 D N H + 2 D K H``.
+
+    Q and O are ``D x N H``, K and V are ``D x K H`` (grouped-query attention, Ainslie et
+    al. 2023, arXiv:2305.13245). Qwen3 and Llama both set ``attention_bias`` false in
+    config.json (transformers' ``Qwen3Attention`` / ``LlamaAttention`` then build
+    bias-free ``nn.Linear`` projections); the Architecture record rejects a true value.
+
+    >>> from specmodel.specs import get_architecture
+    >>> attention_parameters_per_layer(get_architecture("llama-3.2-1b"))
+    10485760
+    """
     d, h = arch.hidden_size, arch.head_dim
     return 2 * d * arch.num_attention_heads * h + 2 * d * arch.num_key_value_heads * h
 
@@ -34,8 +44,42 @@ def mlp_parameters_per_layer(arch: Architecture) -> int:
 
 
 def norm_parameters_per_layer(arch: Architecture) -> int:
-    """Two RMSNorm gains of width D plus Qwen3's q/k norms of width H: ``2 D + 2 H``."""
-    return 2 * arch.hidden_size + 2 * arch.head_dim
+    """RMSNorm gains per layer: ``2 D + 2 H`` for Qwen3, ``2 D`` for Llama.
+
+    Both families have the input and post-attention RMSNorms of width D
+    (transformers ``LlamaDecoderLayer`` / ``Qwen3DecoderLayer``). Qwen3 also normalises
+    queries and keys per head: ``q_norm`` and ``k_norm`` are ``Qwen3RMSNorm(head_dim)``
+    in ``Qwen3Attention`` ("qk layernorm for all models", Qwen3 model cards; Qwen3
+    Technical Report, arXiv:2505.09388). Llama has no q/k norms.
+
+    >>> from specmodel.specs import get_architecture
+    >>> norm_parameters_per_layer(get_architecture("qwen3-8b"))  # 2 x 4096 + 2 x 128
+    8448
+    >>> norm_parameters_per_layer(get_architecture("llama-3.1-8b"))  # 2 x 4096
+    8192
+    """
+    qk_norms = {"qwen3": 2 * arch.head_dim, "llama": 0}[arch.model_type]
+    return 2 * arch.hidden_size + qk_norms
+
+
+def decoder_layer_parameters(arch: Architecture) -> int:
+    """One decoder layer: attention + MLP + norms.
+
+    >>> from specmodel.specs import get_architecture
+    >>> decoder_layer_parameters(get_architecture("qwen3-8b"))
+    192946432
+    """
+    return attention_parameters_per_layer(arch) + mlp_parameters_per_layer(arch) + norm_parameters_per_layer(arch)
+
+
+def lm_head_parameters(arch: Architecture, vocab_size: int | None = None) -> int:
+    """The output head's matrix over a vocabulary of ``vocab_size`` tokens (default V): ``V D``.
+
+    >>> from specmodel.specs import get_architecture
+    >>> lm_head_parameters(get_architecture("qwen3-8b")), lm_head_parameters(get_architecture("qwen3-8b"), 32000)
+    (622329856, 131072000)
+    """
+    return (arch.vocab_size if vocab_size is None else vocab_size) * arch.hidden_size
 
 
 def parameter_count(arch: Architecture) -> int:
@@ -45,12 +89,7 @@ def parameter_count(arch: Architecture) -> int:
     >>> parameter_count(get_architecture("qwen3-8b"))
     8190735360
     """
-    per_layer = (
-        attention_parameters_per_layer(arch)
-        + mlp_parameters_per_layer(arch)
-        + norm_parameters_per_layer(arch)
-    )
-    return embedding_parameters(arch) + arch.num_hidden_layers * per_layer + arch.hidden_size
+    return embedding_parameters(arch) + arch.num_hidden_layers * decoder_layer_parameters(arch) + arch.hidden_size
 
 
 def weight_bytes(arch: Architecture) -> int:
@@ -85,7 +124,7 @@ def dense_flops_per_position(arch: Architecture) -> int:
     (arXiv:2001.08361, Eq. 2.2). Following the article, N counts every weight the pass
     reads, embedding table included (see ``FLOPS_PER_PARAMETER``).
     """
-    return FLOPS_PER_PARAMETER * parameter_count(arch)
+    return constants().FLOPS_PER_PARAMETER * parameter_count(arch)
 
 
 def attention_flops_per_position_per_token(arch: Architecture) -> int:

@@ -13,10 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from specmodel.drafters import all_drafter_names
 from specmodel.errors import SpecModelError
-from specmodel.model import DEFAULTS, DRAFTERS, PROFILES, evaluate
+from specmodel.model import PROFILES, SCENARIO_DEFAULTS, defaults, evaluate
 from specmodel.readouts import BY_KEY, READOUTS, point_readouts
-from specmodel.specs import hardware_catalog
+from specmodel.specs import architecture_catalog, hardware_catalog
 
 SWEEP_FORMATS = (".csv", ".parquet")
 
@@ -29,24 +30,33 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _scenario_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--concurrency", type=int, default=DEFAULTS["concurrency"],
+    parser.add_argument("--concurrency", type=int, default=SCENARIO_DEFAULTS["concurrency"],
                         help="concurrent sequences B (default: %(default)s)")
-    parser.add_argument("--context", type=int, default=DEFAULTS["context"],
+    parser.add_argument("--context", type=int, default=SCENARIO_DEFAULTS["context"],
                         help="prompt tokens per sequence (default: %(default)s)")
-    parser.add_argument("--gamma", type=int, default=DEFAULTS["gamma"],
+    parser.add_argument("--gamma", type=int, default=SCENARIO_DEFAULTS["gamma"],
                         help="draft tokens per iteration, num_speculative_tokens (default: %(default)s)")
-    parser.add_argument("--drafter", choices=tuple(DRAFTERS), default=DEFAULTS["drafter"],
-                        help="where drafts come from (default: %(default)s)")
-    parser.add_argument("--acceptance", choices=PROFILES, default=DEFAULTS["acceptance"],
+    _drafter_option(parser, default=defaults()["drafter"])
+    parser.add_argument("--acceptance", choices=PROFILES, default=SCENARIO_DEFAULTS["acceptance"],
                         help="acceptance across draft positions (default: %(default)s)")
-    parser.add_argument("--alpha", type=float, default=DEFAULTS["alpha"],
+    parser.add_argument("--alpha", type=float, default=SCENARIO_DEFAULTS["alpha"],
                         help="acceptance rate, strictly between 0 and 1 (default: %(default)s)")
-    _hardware_option(parser)
+    _deployment_options(parser)
 
 
-def _hardware_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hardware", choices=tuple(hardware_catalog()), default=DEFAULTS["hardware"],
-                        help="accelerator (default: %(default)s)")
+def _drafter_option(parser, default: str | None = None) -> None:
+    parser.add_argument("--drafter", metavar="NAME", default=default,
+                        help="where drafts come from: a smaller model sharing the target's vocabulary, ngram, or "
+                             "a head on the target (eagle, eagle-32k, mtp); one of " + ", ".join(all_drafter_names())
+                             + (" (default: %(default)s)" if default else ""))
+
+
+def _deployment_options(parser: argparse.ArgumentParser) -> None:
+    """``--hardware`` and ``--target``; names are checked by the model, which lists the known ones."""
+    parser.add_argument("--hardware", metavar="NAME", default=defaults()["hardware"],
+                        help="accelerator, one of " + ", ".join(hardware_catalog()) + " (default: %(default)s)")
+    parser.add_argument("--target", metavar="NAME", default=defaults()["target"],
+                        help="target model, one of " + ", ".join(architecture_catalog()) + " (default: %(default)s)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     point.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     sweep = sub.add_parser("sweep", help="evaluate the default grid and write it to a file")
     sweep.add_argument("--out", required=True, type=Path, help="output file, .csv or .parquet")
-    _hardware_option(sweep)
+    _deployment_options(sweep)
     calibrate = sub.add_parser("calibrate", help="compare the model with a calibration table")
     calibrate.add_argument("--table", type=Path, default=Path("tests/data/calibration.csv"),
                            help="calibration CSV (default: %(default)s)")
@@ -80,14 +90,14 @@ def _advise_parser(sub) -> None:
                              "give the increase between the first and the last)")
     advise.add_argument("--concurrency", type=int, required=True,
                         help="concurrent sequences B the server runs")
-    advise.add_argument("--context", type=int, default=DEFAULTS["context"],
+    advise.add_argument("--context", type=int, default=SCENARIO_DEFAULTS["context"],
                         help="prompt tokens per sequence (default: %(default)s)")
     drafter = advise.add_mutually_exclusive_group(required=True)
-    drafter.add_argument("--drafter", choices=tuple(DRAFTERS), help="where drafts come from")
+    _drafter_option(drafter)
     drafter.add_argument("--speculative-config", metavar="JSON",
                          help="vLLM's --speculative-config, e.g. '{\"method\": \"ngram\", "
                               "\"num_speculative_tokens\": 3}'")
-    _hardware_option(advise)
+    _deployment_options(advise)
     advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
@@ -95,19 +105,19 @@ def format_table(values: dict[str, object]) -> str:
     """The point readouts as an aligned two-column table."""
     rows = [(r.label, r.format(values[r.key])) for r in READOUTS]
     rows.append(("Per-position acceptance", ", ".join(f"{x:.3f}" for x in values["per_position"])))
-    rows.append(("Fits in HBM", "yes" if values["fits_in_hbm"] else "no"))
+    rows.append(("Fits on the card", "yes" if values["fits"] else "no"))
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}}  {text}" for label, text in rows)
 
 
 def run_point(args: argparse.Namespace) -> str:
     ev = evaluate(args.concurrency, args.context, args.gamma, args.drafter, args.acceptance, args.alpha,
-                  hardware=args.hardware)
+                  hardware=args.hardware, target=args.target)
     values = point_readouts(ev)
     if args.json:
         return json.dumps(values)
     head = (f"{args.concurrency} sequence(s), context {args.context}, gamma {args.gamma}, "
-            f"drafter {args.drafter}, {args.acceptance} acceptance, alpha {args.alpha}, {args.hardware}")
+            f"drafter {args.drafter}, {args.acceptance} acceptance, alpha {args.alpha}, {args.target} on {args.hardware}")
     return head + "\n" + format_table(values)
 
 
@@ -135,7 +145,7 @@ def run_sweep(args: argparse.Namespace) -> str:
         raise SpecModelError(f"--out {str(out)!r} has an unknown extension; allowed: {', '.join(SWEEP_FORMATS)}")
     if not out.parent.is_dir():
         raise SpecModelError(f"--out {str(out)!r}: folder {str(out.parent)!r} does not exist")
-    frame = sweep(hardware=args.hardware)
+    frame = sweep(hardware=args.hardware, target=args.target)
     write_atomically(frame, out)
     return f"wrote {len(frame):,} scenarios to {out}"
 
@@ -159,13 +169,13 @@ def run_advise(args: argparse.Namespace) -> str:
     if args.speculative_config is not None:
         deployment = advise.deployment_from_speculative_config(args.speculative_config)
     else:
-        deployment = advise.deployment_from_drafter(args.drafter)
+        deployment = advise.deployment_from_drafter(args.drafter, args.target)
     if args.log is not None:
         counters = vllm_metrics.load_log(args.log, "--log")
     else:
         counters = vllm_metrics.load_exposition(args.metrics, "--metrics")
     advice = advise.advise(vllm_metrics.per_position_rate(counters), args.concurrency, args.context, deployment,
-                           args.hardware)
+                           args.hardware, args.target)
     measured = vllm_metrics.counters_summary(counters)
     if args.json:
         return json.dumps(advise.advice_dict(advice, measured))

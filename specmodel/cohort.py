@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from specmodel.constants import GENERATED_TOKENS
+from specmodel.settings import constants
 
 #: Probability mass below which the iteration recursion stops (every later S_i is smaller).
 _NEGLIGIBLE = 1e-15
 
 
-def iteration_survival(pmf, generated_tokens: int = GENERATED_TOKENS):
+def iteration_survival(pmf, generated_tokens: int | None = None):
     """``S_i = P(N >= i)`` for i = 1..G, for tokens-per-iteration distribution ``pmf``.
 
     ``pmf[..., x - 1] = P(X = x)``. Recursion over the tokens emitted so far, t < G:
@@ -49,7 +49,7 @@ def iteration_survival(pmf, generated_tokens: int = GENERATED_TOKENS):
     """
     pmf = np.asarray(pmf, dtype=float)
     shape, flat = pmf.shape[:-1], pmf.reshape(-1, pmf.shape[-1])
-    g = int(generated_tokens)
+    g = int(constants().GENERATED_TOKENS if generated_tokens is None else generated_tokens)
     # Layout (tokens so far, configuration): each shift below is a contiguous block.
     unfinished = np.zeros((g, flat.shape[0]))
     unfinished[0] = 1.0

@@ -18,10 +18,10 @@ COMPUTE_EFFICIENCY = 0.75
 #: Output tokens each sequence generates in the article's scenario.
 GENERATED_TOKENS = 256
 
-#: Tokens beyond the prompt that the average pass finds in the cache: half the generated
-#: length. Cache reads grow linearly while a sequence generates, so the mean pass reads
+#: Share of the generated length that the average pass finds in the cache beyond the
+#: prompt. Cache reads grow linearly while a sequence generates, so the mean pass reads
 #: the cache at context + G/2; this reproduces the article's 15.6 GiB verify pass.
-KV_READ_OFFSET = GENERATED_TOKENS // 2
+KV_READ_FRACTION = 0.5
 
 #: Multiply-adds count 2 FLOPs; we charge them on every weight read, embedding table
 #: included, as the article does ("about two FLOPs per weight read"). Strictly the input
@@ -37,3 +37,13 @@ FLOPS_PER_PARAMETER = 2
 #: token drifts further out, which is why a 1.7B draft at a fantasy alpha 0.95 still loses
 #: to the 0.6B draft at 0.75 in the article.
 FALLING_RATIO = 0.85
+
+#: Share of the card's memory the server may use, like vLLM's ``gpu_memory_utilization``
+#: (its default is 0.9): weights, caches and workspace must fit in capacity x this share.
+GPU_MEMORY_UTILIZATION = 0.9
+
+#: Memory set aside for activations, CUDA graphs and the sampler's buffers, on top of the
+#: weights and the caches. vLLM measures this in a profiling run; for 1-30B dense models
+#: with its default 8,192 batched tokens the peak activations plus non-torch memory come to
+#: one to a few GiB. 2 GiB (in bytes) is our one allowance for every model and card.
+WORKSPACE_BYTES = 2 * 2**30

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel import acceptance as acc
-from specmodel.constants import GENERATED_TOKENS
+from specmodel.settings import constants
 from specmodel.errors import SpecModelError
-from specmodel.model import DEFAULTS, evaluate, evaluate_per_position
+from specmodel.model import SCENARIO_DEFAULTS as DEFAULTS
+from specmodel.model import evaluate, evaluate_per_position
 from specmodel.validation import MAX_GAMMA, check_integer
 from specmodel.vllm_metrics import SpecDecodeCounters, format_exposition, format_log_message, per_position_rate
 
@@ -62,7 +63,7 @@ def tokens_per_iteration_draws(per_position, shape: tuple[int, ...], rng: np.ran
     return np.searchsorted(cdf, u, side="right") + 1
 
 
-def active_iterations(tokens: np.ndarray, generated_tokens: int = GENERATED_TOKENS) -> np.ndarray:
+def active_iterations(tokens: np.ndarray, generated_tokens: int | None = None) -> np.ndarray:
     """Which iterations run, per sequence (rows) and iteration (columns): iteration i runs
     while the tokens of iterations before it sum to less than G.
 
@@ -70,7 +71,7 @@ def active_iterations(tokens: np.ndarray, generated_tokens: int = GENERATED_TOKE
     [[True, True, False]]
     """
     before = np.cumsum(tokens, axis=-1) - tokens
-    return before < generated_tokens
+    return before < (constants().GENERATED_TOKENS if generated_tokens is None else generated_tokens)
 
 
 def count_drafts(tokens: np.ndarray, active: np.ndarray, gamma: int) -> SpecDecodeCounters:
@@ -105,7 +106,7 @@ def _checked_per_position(per_position) -> np.ndarray:
 
 
 def simulate_counters(per_position, concurrency: int, seed: int = 0,
-                      generated_tokens: int = GENERATED_TOKENS) -> SpecDecodeCounters:
+                      generated_tokens: int | None = None) -> SpecDecodeCounters:
     """Monte Carlo of the cohort (module docstring): B sequences generating G tokens each at
     per-position acceptance ``u_1..u_gamma``; returns vLLM's counters. Deterministic for a
     seed (numpy's default generator). Draws come in blocks of iterations, a first block
@@ -118,7 +119,7 @@ def simulate_counters(per_position, concurrency: int, seed: int = 0,
     u = _checked_per_position(per_position)
     batch = int(check_integer("concurrency", concurrency, 1))
     rng = np.random.default_rng(seed)
-    g = int(generated_tokens)
+    g = int(constants().GENERATED_TOKENS if generated_tokens is None else generated_tokens)
     block = min(g, int(np.ceil(1.25 * g / float(acc.expected_tokens_per_iteration(u)))) + 8)
     tokens = tokens_per_iteration_draws(u, (batch, block), rng)
     while tokens.shape[1] < g and tokens.sum(axis=1).min() < g:
@@ -134,7 +135,7 @@ def cohort_seconds(concurrency, spec_tokens_per_s) -> float:
     >>> cohort_seconds(2, 512.0)
     1.0
     """
-    return float(concurrency) * GENERATED_TOKENS / float(spec_tokens_per_s)
+    return float(concurrency) * constants().GENERATED_TOKENS / float(spec_tokens_per_s)
 
 
 def _run(per_position, concurrency, evaluation, seed) -> EngineRun:
@@ -147,8 +148,8 @@ def _run(per_position, concurrency, evaluation, seed) -> EngineRun:
 
 
 def simulate(concurrency=DEFAULTS["concurrency"], context=DEFAULTS["context"], gamma=DEFAULTS["gamma"],
-             drafter=DEFAULTS["drafter"], acceptance=DEFAULTS["acceptance"], alpha=DEFAULTS["alpha"],
-             seed: int = 0, hardware: str = DEFAULTS["hardware"]) -> EngineRun:
+             drafter=None, acceptance=DEFAULTS["acceptance"], alpha=DEFAULTS["alpha"],
+             seed: int = 0, hardware: str | None = None) -> EngineRun:
     """Simulate one scenario of the model (same inputs as :func:`specmodel.evaluate`, one
     scenario) and report it as the engine would; per-position acceptance from the profile.
 
@@ -161,8 +162,8 @@ def simulate(concurrency=DEFAULTS["concurrency"], context=DEFAULTS["context"], g
 
 
 def simulate_per_position(per_position, concurrency=DEFAULTS["concurrency"], context=DEFAULTS["context"],
-                          drafter=DEFAULTS["drafter"], seed: int = 0,
-                          hardware: str = DEFAULTS["hardware"]) -> EngineRun:
+                          drafter=None, seed: int = 0,
+                          hardware: str | None = None) -> EngineRun:
     """As :func:`simulate`, with the per-position acceptance given (e.g. measured); gamma is
     its length (:func:`specmodel.evaluate_per_position`)."""
     evaluation = evaluate_per_position(per_position, concurrency, context, drafter, hardware)
@@ -170,7 +171,7 @@ def simulate_per_position(per_position, concurrency=DEFAULTS["concurrency"], con
 
 
 def engine_log(concurrency, context, gamma, drafter, acceptance, alpha, seed: int = 0,
-               hardware: str = DEFAULTS["hardware"]) -> tuple[str, list[float]]:
+               hardware: str | None = None) -> tuple[str, list[float]]:
     """The SpecDecodingLogging message vLLM would print for this scenario, one logging
     interval being the whole cohort run (:func:`simulate`), and the run's per-position
     acceptance rates (``accepted_per_pos / num_drafts``, unrounded; the message shows them

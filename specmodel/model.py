@@ -2,14 +2,16 @@
 
 A scenario is: B concurrent sequences (``concurrency``), T prompt tokens each
 (``context``), gamma draft tokens per iteration, a drafter, an acceptance profile and
-its alpha, on one accelerator serving the target model. Inputs broadcast like numpy
+its alpha, on one accelerator serving the target model.
+Drafters are draft models, heads or n-gram lookup (:mod:`specmodel.drafters`); memory
+capacity is checked by :mod:`specmodel.memory`. Inputs broadcast like numpy
 arrays; every output has the broadcast shape (``per_position`` adds a trailing axis).
 
 One speculative iteration is gamma draft passes (Q = 1 each; none for the n-gram drafter,
 which has no weights, no cache and no FLOPs) and one verify pass of the target over
 gamma + 1 positions (Leviathan et al. 2023, arXiv:2211.17192, Algorithm 1). Plain
 decoding is one target pass (Q = 1) per token. Every pass reads the cache at length
-``n = T + KV_READ_OFFSET`` and is costed by the roofline (:mod:`specmodel.roofline`); the
+``n = T + KV_READ_FRACTION x G`` and is costed by the roofline (:mod:`specmodel.roofline`); the
 cohort of B sequences generating G tokens each is timed by :mod:`specmodel.cohort`.
 """
 
@@ -20,62 +22,28 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel import acceptance as acc
-from specmodel import architecture as arch_
-from specmodel import cohort, roofline
-from specmodel.constants import GENERATED_TOKENS, KV_READ_OFFSET
+from specmodel import cohort, memory, roofline
+from specmodel.drafters import PassCoefficients, check_drafter, drafter_coefficients
 from specmodel.errors import SpecModelError
-from specmodel.specs import Architecture, get_architecture, get_hardware
+from specmodel.settings import constants, deployment
+from specmodel.specs import get_architecture, get_hardware
 from specmodel.validation import MAX_GAMMA, check_choice, check_integer, check_open_unit
 
-#: Drafter name -> architecture key of the draft model (None: n-gram prompt lookup).
-DRAFTERS: dict[str, str | None] = {"qwen3-0.6b": "qwen3-0.6b", "qwen3-1.7b": "qwen3-1.7b", "ngram": None}
-
 #: Acceptance profiles, in the order the article presents them.
-PROFILES = tuple(acc.PROFILE_RATIO)
+PROFILES = acc.PROFILES
 
-#: The article's scenario.
-DEFAULTS = {
-    "concurrency": 1,
-    "context": 2048,
-    "gamma": 4,
-    "drafter": "qwen3-0.6b",
-    "acceptance": "falling",
-    "alpha": 0.75,
-    "hardware": "h100-sxm",
-    "target": "qwen3-8b",
-}
+#: The article's scenario, apart from the deployment (see :func:`defaults`).
+SCENARIO_DEFAULTS = {"concurrency": 1, "context": 2048, "gamma": 4, "acceptance": "falling", "alpha": 0.75}
 
 
-@dataclass(frozen=True)
-class PassCoefficients:
-    """What one forward pass of a model costs, per unit of its inputs (SI units)."""
+def defaults() -> dict:
+    """The article's scenario with the deployment in force: its draft model, hardware and target.
 
-    weight_bytes: float
-    kv_bytes_per_token: float
-    dense_flops_per_position: float
-    attention_flops_per_token: float
-
-    @classmethod
-    def of(cls, arch: Architecture | None) -> PassCoefficients:
-        """Coefficients of ``arch``; all zero for a drafter with no model (n-gram)."""
-        if arch is None:
-            return cls(0.0, 0.0, 0.0, 0.0)
-        return cls(
-            float(arch_.weight_bytes(arch)),
-            float(arch_.kv_cache_bytes_per_token(arch)),
-            float(arch_.dense_flops_per_position(arch)),
-            float(arch_.attention_flops_per_position_per_token(arch)),
-        )
-
-    def flops_per_position(self, kv_length):
-        """``f_dense + f_attn n``: FLOPs for one query position at KV length n."""
-        return self.dense_flops_per_position + self.attention_flops_per_token * kv_length
-
-
-def drafter_coefficients(drafter: str) -> PassCoefficients:
-    """Pass coefficients of a drafter by name."""
-    key = DRAFTERS[drafter]
-    return PassCoefficients.of(None if key is None else get_architecture(key))
+    >>> defaults()["drafter"], defaults()["hardware"], defaults()["target"]
+    ('qwen3-0.6b', 'h100-sxm', 'qwen3-8b')
+    """
+    d = deployment()
+    return {**SCENARIO_DEFAULTS, "drafter": d.draft, "hardware": d.hardware, "target": d.target}
 
 
 @dataclass(frozen=True)
@@ -95,20 +63,24 @@ class Evaluation:
     verify_flops: np.ndarray
     verify_memory_time: np.ndarray  #: seconds
     verify_compute_time: np.ndarray  #: seconds
+    draft_step_bytes: np.ndarray  #: bytes one full-batch draft pass moves (0 for n-gram)
     target_weight_bytes: np.ndarray
-    draft_weight_bytes: np.ndarray
-    draft_weight_fraction: np.ndarray  #: draft weights / target weights
+    draft_weight_bytes: np.ndarray  #: weights one draft pass reads
+    draft_weight_fraction: np.ndarray  #: draft weights read per pass / target weights
     target_kv_bytes_per_token: np.ndarray
     draft_kv_bytes_per_token: np.ndarray
     accepted_throughput: np.ndarray  #: accepted draft tokens/s over all sequences
     drafted_throughput: np.ndarray  #: draft tokens/s over all sequences
-    memory_required_bytes: np.ndarray  #: weights + both caches at the end of generation
-    fits_in_memory: np.ndarray  #: memory_required_bytes <= the accelerator's capacity
+    memory_required_bytes: np.ndarray  #: weights + both caches at the end of generation + workspace
+    usable_memory_bytes: np.ndarray  #: capacity x GPU_MEMORY_UTILIZATION
+    fits: np.ndarray  #: memory_required_bytes <= usable_memory_bytes
+    max_concurrency: np.ndarray  #: most sequences that fit at this context, with the drafter
+    max_concurrency_without_draft: np.ndarray  #: the same for plain decoding (target alone)
 
 
-def _coefficient_arrays(drafter: np.ndarray) -> dict[str, np.ndarray]:
+def _coefficient_arrays(drafter: np.ndarray, target: str) -> dict[str, np.ndarray]:
     names, index = np.unique(drafter, return_inverse=True)
-    coeffs = [drafter_coefficients(str(n)) for n in names]
+    coeffs = [drafter_coefficients(str(n), target) for n in names]
     index = index.reshape(drafter.shape)
     return {
         field: np.array([getattr(c, field) for c in coeffs])[index]
@@ -138,20 +110,36 @@ def _cohort_table(survival, rows, batch):
     return table, inverse.reshape(batch.shape)
 
 
+def _deployment_names(drafter, hardware, target):
+    """Fill in the deployment's defaults and check the names; drafters must suit the target."""
+    d = deployment()
+    hardware = d.hardware if hardware is None else hardware
+    target = d.target if target is None else target
+    get_hardware(hardware)
+    get_architecture(target)
+    drafter = d.draft if drafter is None else drafter
+    names = np.asarray(drafter, dtype=object)
+    for name in set(names.flat):
+        check_drafter(name, target)
+    return names.astype(str), hardware, target
+
+
 def evaluate(
-    concurrency=DEFAULTS["concurrency"],
-    context=DEFAULTS["context"],
-    gamma=DEFAULTS["gamma"],
-    drafter=DEFAULTS["drafter"],
-    acceptance=DEFAULTS["acceptance"],
-    alpha=DEFAULTS["alpha"],
-    hardware: str = DEFAULTS["hardware"],
-    target: str = DEFAULTS["target"],
+    concurrency=SCENARIO_DEFAULTS["concurrency"],
+    context=SCENARIO_DEFAULTS["context"],
+    gamma=SCENARIO_DEFAULTS["gamma"],
+    drafter=None,
+    acceptance=SCENARIO_DEFAULTS["acceptance"],
+    alpha=SCENARIO_DEFAULTS["alpha"],
+    hardware: str | None = None,
+    target: str | None = None,
 ) -> Evaluation:
     """Evaluate one scenario or a broadcast grid of them.
 
-    Unknown names (hardware, target, drafter, profile) and out-of-range values raise
-    :class:`specmodel.SpecModelError` before anything is computed.
+    ``drafter``, ``hardware`` and ``target`` default to the deployment in force
+    (:func:`defaults`). Unknown names (hardware, target, drafter, profile), drafters that
+    cannot serve the target, and out-of-range values raise :class:`specmodel.SpecModelError`
+    before anything is computed.
 
     >>> ev = evaluate()
     >>> round(float(ev.speedup), 2), round(float(ev.mean_acceptance_length), 2)
@@ -163,10 +151,10 @@ def evaluate(
     t = check_integer("context", context, 0)
     g = check_integer("gamma", gamma, 1, MAX_GAMMA)
     a = check_open_unit("alpha", alpha)
-    d = check_choice("drafter", drafter, DRAFTERS)
+    d, hardware, target = _deployment_names(drafter, hardware, target)
     p = check_choice("acceptance", acceptance, PROFILES)
     b, t, g, a, d, p = np.broadcast_arrays(b, t, g, a, d, p)
-    ratio = np.vectorize(acc.PROFILE_RATIO.__getitem__, otypes=[float])(p) if p.size else p.astype(float)
+    ratio = np.vectorize(acc.profile_ratio, otypes=[float])(p) if p.size else p.astype(float)
     gamma_max = int(g.max()) if g.size else 1
     per_position = acc.per_position_acceptance(a, g, ratio, gamma_max)
     survival, rows = _survival_per_scenario(g, ratio, a, gamma_max)
@@ -175,11 +163,11 @@ def evaluate(
 
 def evaluate_per_position(
     per_position,
-    concurrency=DEFAULTS["concurrency"],
-    context=DEFAULTS["context"],
-    drafter=DEFAULTS["drafter"],
-    hardware: str = DEFAULTS["hardware"],
-    target: str = DEFAULTS["target"],
+    concurrency=SCENARIO_DEFAULTS["concurrency"],
+    context=SCENARIO_DEFAULTS["context"],
+    drafter=None,
+    hardware: str | None = None,
+    target: str | None = None,
 ) -> Evaluation:
     """Evaluate scenarios whose acceptance is given position by position, e.g. measured.
 
@@ -201,7 +189,7 @@ def evaluate_per_position(
         raise SpecModelError("per-position acceptance must not rise with position (guess j needs guesses 1..j-1)")
     b = check_integer("concurrency", concurrency, 1)
     t = check_integer("context", context, 0)
-    d = check_choice("drafter", drafter, DRAFTERS)
+    d, hardware, target = _deployment_names(drafter, hardware, target)
     b, t, d, _ = np.broadcast_arrays(b, t, d, np.empty(u.shape[:-1]))
     shape = b.shape
     u = np.broadcast_to(u, shape + u.shape[-1:])
@@ -212,7 +200,7 @@ def evaluate_per_position(
 
 
 def arithmetic_ratio(iterations, gamma, target_flops_per_position, draft_flops_per_position,
-                     generated_tokens: int = GENERATED_TOKENS):
+                     generated_tokens: int | None = None):
     """FLOPs per output token, speculative over plain:
     ``E[N] ((gamma + 1) f_t + gamma f_d) / (G f_t)``, where a sequence needs E[N] iterations
     of one verify pass over gamma + 1 positions and gamma draft passes for its G tokens, and
@@ -223,24 +211,30 @@ def arithmetic_ratio(iterations, gamma, target_flops_per_position, draft_flops_p
     ...                        draft_flops_per_position=0.0, generated_tokens=256))
     1.25
     """
+    g = constants().GENERATED_TOKENS if generated_tokens is None else generated_tokens
     spec = iterations * ((gamma + 1) * target_flops_per_position + gamma * draft_flops_per_position)
-    return spec / (generated_tokens * target_flops_per_position)
+    return spec / (g * target_flops_per_position)
 
 
-def memory_required(weight_bytes, kv_bytes_per_token, batch, context, generated_tokens: int = GENERATED_TOKENS):
-    """HBM the scenario needs at the end of generation: ``W + B (T + G) kv``, summed over
-    the target and the drafter by the caller (paged caches of both models share HBM)."""
-    return weight_bytes + batch * (context + generated_tokens) * kv_bytes_per_token
+def kv_read_length(context):
+    """KV length the average pass reads: ``n = T + KV_READ_FRACTION x G``.
+
+    >>> float(kv_read_length(2048))
+    2176.0
+    """
+    c = constants()
+    return np.asarray(context, dtype=float) + c.KV_READ_FRACTION * c.GENERATED_TOKENS
 
 
 def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Evaluation:
     """The model proper, on validated, broadcast inputs (see :func:`evaluate`)."""
     hw = get_hardware(hardware)
-    tgt = PassCoefficients.of(get_architecture(target))
+    tgt = PassCoefficients.of_model(get_architecture(target))
     b, t, g = b.astype(float), t.astype(float), g.astype(float)
-    dc = _coefficient_arrays(d)
+    dc = _coefficient_arrays(d, target)
     bw, peak = hw.memory_bandwidth.value, hw.peak_flops.value
-    n = t + KV_READ_OFFSET
+    generated = constants().GENERATED_TOKENS
+    n = kv_read_length(t)
     tokens_per_iteration = acc.expected_tokens_per_iteration(per_position)
     iterations = cohort.expected_iterations(survival)[rows]
 
@@ -268,14 +262,17 @@ def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Eva
     v_bytes = roofline.pass_bytes(tgt.weight_bytes, tgt.kv_bytes_per_token, b, n)
     v_mem = roofline.memory_time(v_bytes, bw)
     base_flops = roofline.pass_flops(tgt.dense_flops_per_position, tgt.attention_flops_per_token, b, 1, n)
-    base_time = GENERATED_TOKENS * roofline.pass_time(v_mem, roofline.compute_time(base_flops, peak))
+    base_time = generated * roofline.pass_time(v_mem, roofline.compute_time(base_flops, peak))
     v_flops = (g + 1) * base_flops
     v_comp = roofline.compute_time(v_flops, peak)
 
-    output_tokens = b * GENERATED_TOKENS
+    output_tokens = b * generated
     drafts_per_s = b * iterations / spec_time
-    hbm = memory_required(tgt.weight_bytes, tgt.kv_bytes_per_token, b, t) + memory_required(
-        dc["weight_bytes"], dc["kv_bytes_per_token"], b, t)
+
+    # Memory capacity: both models' resident weights and caches, and the workspace.
+    usable = memory.usable_memory(hw.memory_capacity.value)
+    weights, kv = tgt.resident_bytes + dc["resident_bytes"], tgt.kv_bytes_per_token + dc["kv_bytes_per_token"]
+    hbm = memory.memory_required(weights, kv, b, t)
     full = lambda x: np.broadcast_to(np.asarray(x, dtype=float), b.shape)  # noqa: E731
     return Evaluation(
         speedup=base_time / spec_time,
@@ -291,6 +288,7 @@ def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Eva
         verify_flops=v_flops,
         verify_memory_time=v_mem,
         verify_compute_time=v_comp,
+        draft_step_bytes=roofline.pass_bytes(dc["weight_bytes"], dc["kv_bytes_per_token"], b, n),
         target_weight_bytes=full(tgt.weight_bytes),
         draft_weight_bytes=dc["weight_bytes"],
         draft_weight_fraction=dc["weight_bytes"] / tgt.weight_bytes,
@@ -299,5 +297,8 @@ def _evaluate(b, t, g, d, per_position, survival, rows, hardware, target) -> Eva
         accepted_throughput=drafts_per_s * (tokens_per_iteration - 1.0),
         drafted_throughput=drafts_per_s * g,
         memory_required_bytes=hbm,
-        fits_in_memory=hbm <= hw.memory_capacity.value,
+        usable_memory_bytes=full(usable),
+        fits=hbm <= usable,
+        max_concurrency=memory.max_concurrency(usable, weights, kv, t),
+        max_concurrency_without_draft=full(memory.max_concurrency(usable, tgt.resident_bytes, tgt.kv_bytes_per_token, t)),
     )

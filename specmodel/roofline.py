@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from specmodel.constants import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
+from specmodel.settings import constants
 
 
 def pass_bytes(weight_bytes, kv_bytes_per_token, batch, kv_length):
@@ -36,12 +36,12 @@ def pass_flops(dense_flops_per_position, attention_flops_per_token, batch, posit
 
 def memory_time(bytes_moved, memory_bandwidth):
     """Seconds to move ``bytes_moved`` at the achievable bandwidth ``eta_mem x BW``."""
-    return bytes_moved / (MEMORY_EFFICIENCY * memory_bandwidth)
+    return bytes_moved / (constants().MEMORY_EFFICIENCY * memory_bandwidth)
 
 
 def compute_time(flops, peak_flops):
     """Seconds to do ``flops`` at the achievable rate ``eta_flop x peak``."""
-    return flops / (COMPUTE_EFFICIENCY * peak_flops)
+    return flops / (constants().COMPUTE_EFFICIENCY * peak_flops)
 
 
 def pass_time(memory_seconds, compute_seconds):

@@ -47,17 +47,39 @@ class Hardware(BaseModel):
         return self
 
 
+class PublishedParameters(BaseModel):
+    """A model card's stated total parameter count, with where it is stated.
+
+    Kept only as an independent anchor for the catalogue test: nothing in the model reads it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    value: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
 class Architecture(BaseModel):
-    """A decoder-only transformer as its config.json describes it (Qwen3 layout).
+    """A decoder-only transformer as its config.json describes it (Qwen3 or Llama layout).
+
+    ``model_type`` is config.json's family name; it selects the per-layer layout in
+    :mod:`specmodel.architecture` (Qwen3 adds q/k RMSNorms). Attention biases are not
+    supported: ``attention_bias`` is copied from config.json and must be false.
 
     Notation used across the project: L layers, D hidden size, N query heads,
     K KV heads, H head dim, F MLP width, V vocabulary.
+
+    ``head_dim`` may be left out, as Llama-3.1's config.json does: it is then
+    ``hidden_size // num_attention_heads``, the default of transformers' ``LlamaConfig``.
+
+    >>> get_architecture("llama-3.1-8b").head_dim
+    128
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
     name: str
     source: str = Field(min_length=1)
+    model_type: Literal["qwen3", "llama"]
     hidden_size: int = Field(gt=0)
     num_hidden_layers: int = Field(gt=0)
     num_attention_heads: int = Field(gt=0)
@@ -67,11 +89,32 @@ class Architecture(BaseModel):
     vocab_size: int = Field(gt=0)
     tie_word_embeddings: bool
     torch_dtype: Literal["bfloat16", "float16", "float32"]
+    attention_bias: bool = False
+    #: The model card's total, for the catalogue test only (see :class:`PublishedParameters`).
+    published_parameters: PublishedParameters
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_head_dim(cls, data):
+        """A config.json without ``head_dim`` means ``hidden_size // num_attention_heads``."""
+        if isinstance(data, dict) and data.get("head_dim") is None:
+            d, n = data.get("hidden_size"), data.get("num_attention_heads")
+            if isinstance(d, int) and isinstance(n, int) and n > 0:
+                if d % n:
+                    raise ValueError("head_dim is missing and hidden_size is not a multiple of num_attention_heads")
+                data = {**data, "head_dim": d // n}
+        return data
 
     @model_validator(mode="after")
     def _grouped_query(self) -> Architecture:
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
+        return self
+
+    @model_validator(mode="after")
+    def _no_attention_bias(self) -> Architecture:
+        if self.attention_bias:
+            raise ValueError("attention_bias = true is not supported: the parameter count assumes bias-free projections")
         return self
 
     @property

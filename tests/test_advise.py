@@ -90,9 +90,9 @@ def test_nothing_accepted_turns_speculation_off():
 
 
 def test_predictions_are_the_models():
-    a = advise(ARTICLE, 16, 4096, deployment_from_drafter("qwen3-1.7b"), "h200-sxm")
+    a = advise(ARTICLE, 16, 4096, deployment_from_drafter("qwen3-1.7b"), "h200")
     for g in range(1, 5):
-        ev = evaluate_per_position(ARTICLE[:g], 16, 4096, "qwen3-1.7b", "h200-sxm")
+        ev = evaluate_per_position(ARTICLE[:g], 16, 4096, "qwen3-1.7b", "h200")
         assert a.speedup[g - 1] == pytest.approx(float(ev.speedup), rel=1e-12)
 
 
@@ -138,10 +138,11 @@ def test_simulated_metrics_lead_back_to_the_simulated_profile():
          False),
         ('{"model": "[ngram]", "num_speculative_tokens": 5}', "ngram", 5, False),
         ('{"method": "eagle3", "model": "RedHatAI/Qwen3-8B-speculator.eagle3", "num_speculative_tokens": 3}',
-         "ngram", 3, True),
-        ('{"model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", "num_speculative_tokens": 3}', "ngram", 3, True),
-        ('{"method": "mtp", "num_speculative_tokens": 1}', "ngram", 1, True),
-        ('{"method": "deepseek_mtp", "num_speculative_tokens": 1}', "ngram", 1, True),
+         "eagle-32k", 3, True),
+        ('{"model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", "num_speculative_tokens": 3}', "eagle", 3, False),
+        ('{"method": "mtp", "num_speculative_tokens": 1}', "mtp", 1, False),
+        ('{"method": "deepseek_mtp", "num_speculative_tokens": 1}', "mtp", 1, True),
+        ('{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}', "llama-3.2-1b", 4, False),
         ('{"method": "medusa", "model": "x/medusa-head"}', "ngram", None, True),
     ],
 )
@@ -149,13 +150,14 @@ def test_speculative_config_maps_to_a_drafter(config, drafter, gamma, noted):
     d = deployment_from_speculative_config(config)
     assert (d.drafter, d.gamma, d.note is not None) == (drafter, gamma, noted)
     if noted:
-        assert "zero-cost" in d.note
+        assert ("zero-cost" in d.note) == (drafter == "ngram")
+        assert ("is costed as the" in d.note) == (drafter != "ngram")
 
 
 @pytest.mark.parametrize(
     ("config", "needle"),
     [
-        ('{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}', "model 'meta-llama/Llama-3.2-1B' is not"),
+        ('{"model": "meta-llama/Llama-3.3-70B", "num_speculative_tokens": 4}', "model 'meta-llama/Llama-3.3-70B' is not"),
         ('{"method": "lookahead", "num_speculative_tokens": 4}', "method 'lookahead' is not modelled; supported"),
         ('{"num_speculative_tokens": 4}', "needs a 'method' or a 'model'"),
         ('{"method": "ngram", "num_speculative_tokens": 0}', "num_speculative_tokens 0 is not allowed"),
@@ -203,7 +205,19 @@ def test_advise_text_from_a_scrape():
 def test_advise_says_how_a_head_is_modelled():
     out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1",
               "--speculative-config", '{"method": "eagle3", "model": "x/eagle3-head", "num_speculative_tokens": 4}')
-    assert out.returncode == 0 and "Note: method 'eagle3'" in out.stdout and "zero-cost 'ngram'" in out.stdout
+    assert out.returncode == 0 and "Note: method 'eagle3' is costed as the 'eagle-32k' head" in out.stdout
+    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1",
+              "--speculative-config", '{"method": "medusa", "model": "x/medusa-head", "num_speculative_tokens": 4}')
+    assert out.returncode == 0 and "Note: method 'medusa'" in out.stdout and "zero-cost 'ngram'" in out.stdout
+
+
+def test_a_draft_model_of_another_vocabulary_is_refused():
+    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1",
+              "--speculative-config", '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}')
+    assert out.returncode == 2 and "must share the target's vocabulary" in out.stderr
+    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1", "--target", "llama-3.1-8b",
+              "--speculative-config", '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}')
+    assert out.returncode == 0 and "llama-3.1-8b on h100-sxm" in out.stdout
 
 
 def test_round_trip_from_simulated_files(tmp_path):
@@ -259,7 +273,8 @@ def test_decreasing_counter_in_a_scrape_is_one_line_and_exit_2(tmp_path):
         (["--concurrency", "0", "--drafter", "ngram"], "concurrency 0"),
         (["--concurrency", "many", "--drafter", "ngram"], "'many'"),
         (["--concurrency", "4"], "one of the arguments --drafter --speculative-config is required"),
-        (["--concurrency", "4", "--drafter", "eagle"], "'eagle'"),
+        (["--concurrency", "4", "--drafter", "eagle3"], "'eagle3'"),
+        (["--concurrency", "4", "--drafter", "ngram", "--target", "qwen3-9b"], "'qwen3-9b'"),
         (["--concurrency", "4", "--speculative-config", '{"method": "nope"}'], "method 'nope'"),
         (["--concurrency", "4", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2}'],
          "num_speculative_tokens 2"),

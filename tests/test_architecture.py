@@ -51,7 +51,8 @@ def test_every_spec_number_has_a_source():
         for field in ("memory_bandwidth", "peak_flops", "memory_capacity"):
             assert getattr(hw, field).source.strip()
     for arch in architecture_catalog().values():
-        assert arch.source.startswith("https://huggingface.co/Qwen/")
+        assert arch.source.startswith(("https://huggingface.co/Qwen/", "https://huggingface.co/meta-llama/"))
+        assert arch.source.endswith("/config.json")
 
 
 def test_h100_datasheet_values():

@@ -11,13 +11,13 @@ import pytest
 
 from specmodel import evaluate
 from specmodel.readouts import BY_KEY, readout_arrays
-from specmodel.site.simulator import AXES, READOUT_AXES, default_text, expected_counters
+from specmodel.site.simulator import READOUT_AXES, axes, default_text, expected_counters
 from specmodel.vllm_metrics import SpecDecodeCounters, format_log_message
 
 pytestmark = pytest.mark.browser
 
 READY = "[data-simulator][data-state=ready]"
-NAMES = tuple(AXES)
+NAMES = tuple(axes())
 DEFAULT = {"concurrency": 1, "context": 2048, "gamma": 4, "drafter": "qwen3-0.6b", "acceptance": "falling", "alpha": 0.75}
 
 
@@ -111,7 +111,7 @@ def test_concurrency_64_changes_the_speedup_to_the_models(sim):
 def test_ngram_ladder_never_loses_at_2048(sim):
     sim.check("[name=drafter][value=ngram]")
     rungs = ladder(sim)
-    assert len(rungs) == len(AXES["concurrency"])
+    assert len(rungs) == len(axes()["concurrency"])
     assert all(shown_number(r) >= 1.0 for r in rungs), rungs
     assert sim.locator("[data-ladder] .is-loss").count() == 0
 
@@ -120,16 +120,16 @@ def test_ladder_highlights_the_current_concurrency_and_marks_losses(sim):
     sim.select_option("[name=concurrency]", "256")
     current = sim.locator("[data-ladder] .is-current")
     assert current.count() == 1 and current.get_attribute("data-concurrency") == "256"
-    speedups = evaluate(concurrency=np.array(AXES["concurrency"])).speedup
+    speedups = evaluate(concurrency=np.array(axes()["concurrency"])).speedup
     losses = [r.get_attribute("data-concurrency") for r in sim.locator("[data-ladder] .is-loss").all()]
-    assert losses == [str(b) for b, s in zip(AXES["concurrency"], speedups) if s < 0.995]
+    assert losses == [str(b) for b, s in zip(axes()["concurrency"], speedups) if s < 0.995]
     assert ladder(sim) == [BY_KEY["speedup"].format(float(s)) for s in speedups]
 
 
 def test_200_random_settings_match_the_model(sim):
     rng = random.Random(20261130)
     for _ in range(200):
-        setting = {name: rng.choice(values) for name, values in AXES.items()}
+        setting = {name: rng.choice(values) for name, values in axes().items()}
         set_controls(sim, setting)
         assert_matches_model(sim, setting)
 
@@ -137,7 +137,7 @@ def test_200_random_settings_match_the_model(sim):
 def test_engine_log_is_vllms_line_for_the_scenario(sim):
     rng = random.Random(7)
     for _ in range(20):
-        setting = {name: rng.choice(values) for name, values in AXES.items()}
+        setting = {name: rng.choice(values) for name, values in axes().items()}
         set_controls(sim, setting)
         ev = evaluate(**setting)
         c = expected_counters(ev, setting["concurrency"], setting["gamma"])

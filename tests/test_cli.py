@@ -56,8 +56,10 @@ def test_point_table_is_readable():
         (["--alpha", "1"], "alpha 1"),
         (["--alpha", "-0.2"], "alpha -0.2"),
         (["--context", "-1"], "context -1"),
-        (["--drafter", "eagle"], "'eagle'"),
-        (["--hardware", "tpu"], "'tpu'"),
+        (["--drafter", "eagle3"], "'eagle3'"),
+        (["--drafter", "llama-3.2-1b"], "must share the target's vocabulary"),
+        (["--hardware", "tpu"], "unknown hardware 'tpu'; allowed: h100-sxm, h200, b200, a100-80gb, mi300x, l40s"),
+        (["--target", "gpt-5"], "unknown model 'gpt-5'; allowed: qwen3-8b"),
         (["--gamma", "four"], "'four'"),
     ],
 )
@@ -75,7 +77,7 @@ def test_sweep_writes_the_default_grid(tmp_path, ext):
     out = run("sweep", "--out", str(target))
     assert out.returncode == 0, out.stderr
     frame = pd.read_csv(target) if ext == "csv" else pd.read_parquet(target)
-    assert len(frame) == 52_800
+    assert len(frame) == 11 * 8 * 10 * 7 * 2 * 10  # seven drafters serve qwen3-8b
     assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
 
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate, evaluate_per_position
 from specmodel.acceptance import theorem_3_11_arithmetic_increase
-from specmodel.grid import DEFAULT_GRID, sweep
+from specmodel.grid import DEFAULT_GRID, grid_arrays, sweep
 
 LADDER = np.array(DEFAULT_GRID["concurrency"])
 
@@ -116,15 +116,22 @@ def test_bad_input_names_the_value():
         "gamma": (0, r"gamma 0 is not allowed; gamma must be an integer from 1 to 32"),
         "alpha": (1.5, r"alpha 1.5 is not allowed; alpha must be strictly between 0 and 1"),
         "context": (-1, r"context -1 is not allowed; context must be an integer >= 0"),
-        "drafter": ("eagle", r"unknown drafter 'eagle'; allowed: qwen3-0.6b, qwen3-1.7b, ngram"),
+        "drafter": ("medusa", r"drafter 'medusa' cannot draft for qwen3-8b; allowed: qwen3-0.6b, qwen3-1.7b, "
+                              r"qwen3-4b, ngram, eagle, eagle-32k, mtp"),
         "acceptance": ("flat", r"unknown acceptance 'flat'; allowed: falling, same"),
         "concurrency": (2.5, r"concurrency 2.5 is not allowed"),
     }
     for name, (value, message) in cases.items():
         with pytest.raises(SpecModelError, match=message):
             evaluate(**{name: value})
-    with pytest.raises(SpecModelError, match="unknown hardware"):
+    with pytest.raises(SpecModelError, match="unknown hardware 'tpu-v4'; allowed: h100-sxm, h200, b200"):
         evaluate(hardware="tpu-v4")
+    with pytest.raises(SpecModelError, match="unknown model 'qwen3-9b'; allowed: qwen3-8b"):
+        evaluate(target="qwen3-9b")
+    with pytest.raises(SpecModelError, match="must share the target's vocabulary"):
+        evaluate(drafter="llama-3.2-1b")
+    with pytest.raises(SpecModelError, match="cannot draft for qwen3-4b"):
+        evaluate(drafter="qwen3-8b", target="qwen3-4b")
 
 
 def test_sweep_has_one_row_per_scenario():
@@ -135,8 +142,8 @@ def test_sweep_has_one_row_per_scenario():
 
 
 def test_default_grid_size():
-    sizes = [len(v) for v in DEFAULT_GRID.values()]
-    assert np.prod(sizes) >= 50_000
+    sizes = [len(v) for v in grid_arrays().values()]
+    assert sizes[0] == 11 * 8 * 10 * 7 * 2 * 10 >= 50_000
 
 
 @given(scenarios)

@@ -58,7 +58,7 @@ CELLS = [
          "from specmodel.site import theme\n"
          "from specmodel.site.notebook import show\n\n"
          "fig = theme.base_figure()\n"
-         "for hardware, color in zip(['a100-sxm-80gb', 'h100-sxm', 'h200-sxm'], theme.SEQUENCE):\n"
+         "for hardware, color in zip(['a100-80gb', 'h100-sxm', 'h200'], theme.SEQUENCE):\n"
          "    s = evaluate(concurrency=concurrency, hardware=hardware).speedup\n"
          "    fig.add_trace(go.Scatter(x=concurrency, y=s, name=hardware, mode='lines+markers', line={'color': color},\n"
          "                             hovertemplate='%{x} sequences: %{y:.2f}x<extra>' + hardware + '</extra>'))\n"

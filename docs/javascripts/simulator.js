@@ -49,6 +49,7 @@
           data.log.fields[k].values = view(buffer, data.log.fields[k]);
         });
         data.ladder.levels = view(buffer, data.ladder);
+        data.fits.values = view(buffer, data.fits);
         return data;
       });
     }
@@ -86,6 +87,11 @@
   function lookup(data, key, setting) {
     var field = data.readouts[key];
     return field.values[index(data, field.axes, setting)];
+  }
+
+  function fits(data, setting) {
+    /* 1 if the scenario fits on one card, 0 if not (precomputed). */
+    return data.fits.values[index(data, data.fits.axes, setting)];
   }
 
   function logLine(data, setting) {
@@ -174,6 +180,7 @@
     root.querySelector("[data-verdict]").textContent = loss
       ? "slower than plain decoding: a loss"
       : "faster than plain decoding";
+    root.querySelector("[data-fits]").textContent = data.fits.text[String(fits(data, setting))];
     root.querySelectorAll("[data-output]").forEach(function (el) {
       el.textContent = String(setting[el.getAttribute("data-output")]);
     });
@@ -185,7 +192,9 @@
     var color = data.colors.drafters[setting.drafter];
     root.querySelectorAll("[data-ladder] [data-concurrency]").forEach(function (rung) {
       var b = Number(rung.getAttribute("data-concurrency"));
-      var units = lookup(data, "speedup", Object.assign({}, setting, { concurrency: b }));
+      var here = Object.assign({}, setting, { concurrency: b });
+      var units = lookup(data, "speedup", here);
+      var fit = fits(data, here);
       var loss = units < scale;
       /* Bar geometry is looked up too: the pinned log scale is a table in the data. */
       var level = data.ladder.levels[units];
@@ -199,6 +208,8 @@
       value.style.bottom = (Math.max(level, base) / 10).toFixed(1) + "%";
       rung.classList.toggle("is-loss", loss);
       rung.classList.toggle("is-current", b === setting.concurrency);
+      rung.classList.toggle("is-unfit", !fit);
+      rung.setAttribute("title", data.fits.text[String(fit)]);
     });
   }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -21,7 +22,8 @@ import plotly.graph_objects as go
 
 from specmodel.engine import engine_log
 from specmodel.errors import SpecModelError
-from specmodel.model import DEFAULTS, evaluate
+from specmodel.model import defaults, evaluate
+from specmodel.settings import Settings, current, load_settings, using
 from specmodel.site import figures as draw
 from specmodel.site import figures_data as data
 from specmodel.site import simulator, tables
@@ -43,17 +45,19 @@ class FigureSpec:
 
 def _alpha_figure() -> go.Figure:
     frame, breakeven = data.alpha_sweep()
+    draft, big = data.model_drafters()
     marks = {
-        "qwen3-0.6b at alpha 0.75": (0.75, float(evaluate(drafter="qwen3-0.6b").speedup)),
-        "qwen3-1.7b at alpha 0.95": (0.95, float(evaluate(drafter="qwen3-1.7b", alpha=0.95).speedup)),
+        f"{draft} at alpha 0.75": (0.75, float(evaluate(drafter=draft).speedup)),
+        f"{big} at alpha 0.95": (0.95, float(evaluate(drafter=big, alpha=0.95).speedup)),
     }
     return draw.alpha_sweep(frame, breakeven, marks)
 
 
 FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec("ladder", "Speedup against concurrency for each drafter",
-               "The ladder: follow each drafter's speedup down as concurrent sequences rise; magenta points are "
-               "slower than plain decoding. Drag the slider to change the context.",
+               "The ladder: follow each drafter's speedup as concurrent sequences rise; magenta points are "
+               "slower than plain decoding, open markers do not fit on one card. Drag the slider to change the "
+               "context.",
                lambda: draw.ladder(data.ladder())),
     FigureSpec("roofline", "Verify-pass memory time, arithmetic time and idle share",
                "Memory time barely moves until the caches dominate, arithmetic time grows with every sequence: "
@@ -64,8 +68,8 @@ FIGURES: tuple[FigureSpec, ...] = (
                "with i.i.d. acceptance sits on the paper's c = 0 line.",
                lambda: draw.arithmetic_bill(data.arithmetic_bill())),
     FigureSpec("alpha", "Speedup against acceptance rate for the two draft models",
-               "Look at the diamonds: the 1.7B draft at a fantasy alpha of 0.95 still falls short of the 0.6B draft "
-               "at 0.75. Dotted lines mark each draft's break-even alpha.",
+               "Look at the diamonds: the larger draft at a fantasy alpha of 0.95 still falls short of the smaller "
+               "draft at 0.75. Dotted lines mark each draft's break-even alpha.",
                _alpha_figure),
     FigureSpec("memory", "Weights and KV cache per token of the three models",
                "The drafts' weights are small; their caches are not: each draft token re-reads most of a target's "
@@ -94,8 +98,16 @@ FIGURES: tuple[FigureSpec, ...] = (
                lambda: draw.sampling(data.sampling(), data.SAMPLING_TRIALS)),
     FigureSpec("breakeven", "Break-even map over concurrency and context",
                "Teal cells win, magenta cells lose; the line is the 1.0x contour and each cell shows the best "
-               "gamma (off: no gamma wins). Switch drafters with the buttons.",
+               "gamma (off: no gamma wins); boxed cells do not fit on one card. Switch drafters with the buttons.",
                lambda: draw.breakeven_map(data.breakeven_map())),
+    FigureSpec("heads", "Weights one draft step reads, LM head against the rest",
+               "Orange is the output head: a head that scores the target's whole vocabulary reads more per step "
+               "than a small draft model; a 32k draft vocabulary removes most of it.",
+               lambda: draw.head_costs(data.head_costs())),
+    FigureSpec("hardware", "The ladder on H100, H200 and B200 side by side",
+               "Same model pair, three cards: faster memory lifts plain decoding and speculation alike, more memory "
+               "moves the open markers (does not fit) to the right. One slider sets the context of all three.",
+               lambda: draw.hardware_ladders(data.hardware_ladders())),
 )
 
 
@@ -121,6 +133,10 @@ def figure_fragment(spec: FigureSpec, fig: go.Figure) -> str:
 CLI_EXAMPLES = {
     "point": ["point"],
     "point-json": ["point", "--concurrency", "64", "--json"],
+    "point-eagle-b64": ["point", "--concurrency", "64", "--drafter", "eagle-32k"],
+    "point-llama-b200": ["point", "--hardware", "b200", "--target", "llama-3.1-8b", "--drafter", "llama-3.2-1b",
+                         "--concurrency", "256", "--context", "8192"],
+    "point-wrong-vocab": ["point", "--drafter", "llama-3.2-1b"],
     "point-help": ["point", "--help"],
     "point-bad": ["point", "--gamma", "0"],
     "sweep-help": ["sweep", "--help"],
@@ -160,19 +176,25 @@ def command_output(argv: list[str]) -> str:
 
 def numbers_json() -> str:
     numbers = article_numbers()
-    return json.dumps({k: {"value": v.value, "text": v.text} for k, v in numbers.items()}, indent=1, sort_keys=True)
+    values = {k: {"value": None if math.isnan(v.value) else v.value, "text": v.text} for k, v in numbers.items()}
+    return json.dumps(values, indent=1, sort_keys=True, allow_nan=False)
 
 
 def outputs(calibration_table: Path) -> dict[str, str | bytes]:
     """Relative path -> content (text, or bytes for binary data) of every generated file."""
     files = {f"figures/{spec.id}.html": figure_fragment(spec, spec.make()) for spec in FIGURES}
-    files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
+    with using(Settings()):  # the article's figures are for the article's deployment and constants
+        files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
     files["tables/constants.md"] = tables.constants() + "\n"
     files["tables/hardware.md"] = tables.hardware() + "\n"
     files["tables/models.md"] = tables.models() + "\n"
     files["tables/footprint.md"] = tables.footprint() + "\n"
+    files["tables/heads.md"] = tables.heads(data.head_costs()) + "\n"
+    files["tables/capacity.md"] = tables.capacity() + "\n"
+    files["tables/hardware-capacity.md"] = tables.hardware_capacity(data.COMPARED_HARDWARE) + "\n"
+    files["settings.json"] = json.dumps(current().model_dump(), indent=1, sort_keys=True) + "\n"
     files["numbers.json"] = numbers_json() + "\n"
-    files["outputs/engine-log-b64.txt"] = engine_log(64, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=0)[0] + "\n"
+    files["outputs/engine-log-b64.txt"] = engine_log(64, 2048, 4, defaults()["drafter"], "falling", 0.75, seed=0)[0] + "\n"
     sim = simulator.simulator_data(binary_name="simulator.bin")
     files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"
     files["data/simulator.bin"] = sim.blob
@@ -215,12 +237,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "generated", help="output folder (default: %(default)s)")
     parser.add_argument("--calibration", type=Path, default=ROOT / "tests" / "data" / "calibration.csv",
                         help="calibration table (default: %(default)s)")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="TOML or YAML file overriding constants ([constants] NAME = value, names as in "
+                             "specmodel/constants.py) and the deployment ([deployment] hardware, target, draft, "
+                             "big_draft); the whole site is computed for it")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
+        settings = load_settings(args.config) if args.config is not None else Settings()
         if not args.calibration.is_file():
             raise SpecModelError(f"--calibration {str(args.calibration)!r} is not a file")
-        files = outputs(args.calibration)
+        with using(settings):
+            files = outputs(args.calibration)
         write_tree(files, args.out)
     except SpecModelError as exc:
         print(f"build_figures.py: error: {exc}", file=sys.stderr)
@@ -236,4 +264,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["DEFAULTS", "FIGURES", "main", "outputs"]
+__all__ = ["FIGURES", "main", "outputs"]

@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from specmodel.settings import deployment
 from specmodel.site import theme as th
 
 SPEEDUP_HOVER = "%{y:.2f}x over plain decoding"
@@ -37,37 +38,104 @@ def _slider(steps, active, prefix) -> dict:
     return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "pad": {"t": 48}, "x": 0, "len": 1}
 
 
+#: Marker of a scenario that does not fit on the card: open, where fitting ones are filled.
+UNFIT_SYMBOL = "circle-open"
+
+
+def _ladder_trace(part: pd.DataFrame, drafter: str, context: int, visible: bool, showlegend: bool = True,
+                  where: str = "") -> go.Scatter:
+    """One drafter's speedup vs concurrency at one context; filled markers fit on the card,
+    open ones do not."""
+    color = th.drafter_color(drafter)
+    fits = part["fits"].to_numpy(dtype=bool)
+    return go.Scatter(
+        x=part["concurrency"], y=part["speedup"], mode="lines+markers", name=th.drafter_label(drafter),
+        line={"color": color, "width": 2.5},
+        marker={"size": 9, "color": _point_colors(part["speedup"], color), "line": {"width": 2},
+                "symbol": ["circle" if f else UNFIT_SYMBOL for f in fits]},
+        customdata=np.stack([part["spec_tokens_per_s"], part["base_tokens_per_s"], part["memory_gib"],
+                             part["usable_gib"]], axis=-1),
+        text=["fits on the card" if f else "does not fit on one card" for f in fits],
+        hovertemplate="%{x} sequences<br>" + SPEEDUP_HOVER
+        + "<br>%{customdata[0]:,.0f} vs %{customdata[1]:,.0f} tokens/s"
+        + "<br>%{text}: needs %{customdata[2]:,.1f} of %{customdata[3]:,.1f} GiB<extra>" + th.drafter_label(drafter)
+        + f", context {context}{where}</extra>",
+        visible=visible, legendgroup=drafter, showlegend=showlegend,
+    )
+
+
 def ladder(data: pd.DataFrame, default_context: int = 2048) -> go.Figure:
-    """Speedup vs concurrency for each drafter, with a slider over context."""
-    fig = th.base_figure(height=460)
+    """Speedup vs concurrency for each drafter, with a slider over context; open markers do
+    not fit on one card."""
+    fig = th.base_figure(height=480)
     contexts = sorted(data["context"].unique())
     groups = []
     for context in contexts:
         group = []
         for drafter, part in data[data["context"] == context].groupby("drafter", sort=False):
-            color = th.DRAFTER_COLORS[drafter]
             group.append(len(fig.data))
-            fig.add_trace(go.Scatter(
-                x=part["concurrency"], y=part["speedup"], mode="lines+markers", name=th.DRAFTER_LABELS[drafter],
-                line={"color": color, "width": 2.5}, marker={"size": 9, "color": _point_colors(part["speedup"], color),
-                                                              "line": {"width": 0}},
-                customdata=np.stack([part["spec_tokens_per_s"], part["base_tokens_per_s"]], axis=-1),
-                hovertemplate="%{x} sequences<br>" + SPEEDUP_HOVER
-                + "<br>%{customdata[0]:,.0f} vs %{customdata[1]:,.0f} tokens/s<extra>" + th.DRAFTER_LABELS[drafter]
-                + f", context {context}</extra>",
-                visible=bool(context == default_context), legendgroup=drafter,
-            ))
+            fig.add_trace(_ladder_trace(part, drafter, context, bool(context == default_context)))
         groups.append(group)
     x = data["concurrency"]
     always = [len(fig.data)]
     th.reference_line(fig, 1.0, x.min(), x.max())
+    fig.add_annotation(xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="top", showarrow=False,
+                       text="open markers: does not fit on one card", font={"size": 11})
     steps = _visibility_steps([f"{c:,}" for c in contexts], groups, always, "context")
     fig.update_layout(
         sliders=[_slider(steps, contexts.index(default_context), "context (prompt tokens): ")],
         xaxis={**th.log2_axis(sorted(x.unique())), "title": "concurrent sequences"},
         yaxis={"title": "speedup over plain decoding", "range": [0, float(data["speedup"].max()) * 1.08], "ticksuffix": "x"},
-        legend={"y": 1.12, "orientation": "h"}, margin={"t": 60},
+        legend={"y": 1.16, "orientation": "h"}, margin={"t": 80},
     )
+    return fig
+
+
+def hardware_ladders(data: pd.DataFrame, default_context: int = 2048) -> go.Figure:
+    """The ladder on several cards side by side (one panel each, shared speedup axis), with
+    one slider over context for all panels; open markers do not fit on that card."""
+    cards = list(dict.fromkeys(data["hardware"]))
+    names = [data.loc[data["hardware"] == c, "hardware_name"].iloc[0] for c in cards]
+    fig = make_subplots(rows=1, cols=len(cards), shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=names)
+    fig.update_layout(template=th.TEMPLATE, height=500, autosize=True)
+    contexts = sorted(data["context"].unique())
+    x = data["concurrency"]
+    groups = []
+    for context in contexts:
+        group = []
+        for col, card in enumerate(cards, start=1):
+            part_ctx = data[(data["hardware"] == card) & (data["context"] == context)]
+            for drafter, part in part_ctx.groupby("drafter", sort=False):
+                group.append(len(fig.data))
+                fig.add_trace(_ladder_trace(part, drafter, context, bool(context == default_context), col == 1,
+                                            f", {names[col - 1]}"), row=1, col=col)
+        groups.append(group)
+    always = []
+    for col in range(1, len(cards) + 1):
+        always.append(len(fig.data))
+        th.reference_line(fig, 1.0, x.min(), x.max(), row=1, col=col)
+    steps = _visibility_steps([f"{c:,}" for c in contexts], groups, always, "context")
+    fig.update_xaxes(**th.log2_axis([2**i for i in range(0, 11, 2)]), title_text="concurrent sequences")
+    fig.update_yaxes(range=[0, float(data["speedup"].max()) * 1.08], ticksuffix="x")
+    fig.update_yaxes(title_text="speedup over plain decoding", row=1, col=1)
+    fig.update_layout(sliders=[_slider(steps, contexts.index(default_context), "context (prompt tokens): ")],
+                      legend={"y": 1.2, "orientation": "h"}, margin={"t": 96})
+    return fig
+
+
+def head_costs(data: pd.DataFrame) -> go.Figure:
+    """Bytes one draft step reads per drafter at one sequence: the LM head against the rest."""
+    fig = th.base_figure(height=360)
+    labels = [th.drafter_label(d) for d in data["drafter"]]
+    rest = data["weights_read_gib"] - data["lm_head_gib"]
+    fig.add_trace(go.Bar(y=labels, x=data["lm_head_gib"], orientation="h", name="output (LM) head",
+                         marker_color=th.COMPUTE, customdata=data["vocabulary"],
+                         hovertemplate="%{y}: %{x:.2f} GiB of LM head over %{customdata:,} tokens<extra></extra>"))
+    fig.add_trace(go.Bar(y=labels, x=rest, orientation="h", name="everything else", marker_color=th.MEMORY,
+                         hovertemplate="%{y}: %{x:.2f} GiB of other weights<extra></extra>"))
+    fig.update_layout(barmode="stack", xaxis={"title": "weights read per draft step, GiB",
+                                              "range": [0, float(data["weights_read_gib"].max()) * 1.1]},
+                      yaxis={"autorange": "reversed"}, legend={"y": -0.3})
     return fig
 
 
@@ -99,11 +167,12 @@ def arithmetic_bill(data: pd.DataFrame) -> go.Figure:
     fig = th.base_figure()
     styles = {"simulated": {"mode": "markers", "marker": {"size": 10}},
               "theorem": {"mode": "lines", "line": {"width": 2, "dash": "dot"}}}
-    palette = {"simulated: qwen3-0.6b, falling": th.DRAFTER_COLORS["qwen3-0.6b"], "simulated: qwen3-0.6b, same": "#7c6bd6",
-               "simulated: ngram, same": th.DRAFTER_COLORS["ngram"]}
+    draft = deployment().draft
+    palette = {f"simulated: {draft}, falling": th.ROLE_COLORS["draft"], f"simulated: {draft}, same": "#7c6bd6",
+               "simulated: ngram, same": th.ROLE_COLORS["ngram"]}
     for series, part in data.groupby("series", sort=False):
         kind = part["kind"].iloc[0]
-        color = palette.get(series, th.DRAFTER_COLORS[part["drafter"].iloc[0]])
+        color = palette.get(series, th.drafter_color(part["drafter"].iloc[0]))
         style = {k: (dict(v, color=color) if isinstance(v, dict) else v) for k, v in styles[kind].items()}
         fig.add_trace(go.Scatter(x=part["gamma"], y=part["ratio"], name=series, **style,
                                  hovertemplate="gamma %{x}: %{y:.2f}x the FLOPs per output token<extra>" + series + "</extra>"))
@@ -119,10 +188,10 @@ def alpha_sweep(data: pd.DataFrame, breakeven: dict[str, float], marks: dict[str
     the article's two marked points."""
     fig = th.base_figure()
     for drafter, part in data.groupby("drafter", sort=False):
-        color = th.DRAFTER_COLORS[drafter]
-        fig.add_trace(go.Scatter(x=part["alpha"], y=part["speedup"], mode="lines", name=th.DRAFTER_LABELS[drafter],
+        color = th.drafter_color(drafter)
+        fig.add_trace(go.Scatter(x=part["alpha"], y=part["speedup"], mode="lines", name=th.drafter_label(drafter),
                                  line={"color": color, "width": 2.5},
-                                 hovertemplate="alpha %{x:.2f}: " + SPEEDUP_HOVER + "<extra>" + th.DRAFTER_LABELS[drafter] + "</extra>"))
+                                 hovertemplate="alpha %{x:.2f}: " + SPEEDUP_HOVER + "<extra>" + th.drafter_label(drafter) + "</extra>"))
         a0 = breakeven[drafter]
         fig.add_trace(go.Scatter(x=[a0, a0], y=[0, 1], mode="lines", line={"color": color, "dash": "dot", "width": 1.5},
                                  showlegend=False, hovertemplate=f"break-even alpha {a0:.2f}<extra></extra>"))
@@ -131,7 +200,7 @@ def alpha_sweep(data: pd.DataFrame, breakeven: dict[str, float], marks: dict[str
     for label, (x, y) in marks.items():
         drafter = label.split(" ")[0]
         fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers+text", text=[f"{y:.2f}x"], textposition="top center",
-                                 marker={"size": 12, "symbol": "diamond", "color": th.DRAFTER_COLORS[drafter]},
+                                 marker={"size": 12, "symbol": "diamond", "color": th.drafter_color(drafter)},
                                  name=label, hovertemplate=label + ": %{y:.2f}x<extra></extra>", showlegend=False))
     th.reference_line(fig, 1.0, 0, 1)
     ymax = float(data["speedup"].max()) * 1.12
@@ -145,7 +214,7 @@ def memory_footprint(data: pd.DataFrame) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("weights (GiB, bf16)", "KV cache per token (KiB)"),
                         horizontal_spacing=0.14)
     fig.update_layout(template=th.TEMPLATE, height=380, autosize=True, showlegend=False)
-    colors = [th.NEUTRAL, th.DRAFTER_COLORS["qwen3-0.6b"], th.DRAFTER_COLORS["qwen3-1.7b"]]
+    colors = [th.NEUTRAL, th.ROLE_COLORS["draft"], th.ROLE_COLORS["big_draft"]]
     fig.add_trace(go.Bar(x=data["model"], y=data["weights_gib"], marker_color=colors, text=data["weights_gib"].map("{:.2f}".format),
                          textposition="outside", cliponaxis=False,
                          hovertemplate="%{x}: %{y:.2f} GiB of weights<extra></extra>"), row=1, col=1)
@@ -162,7 +231,7 @@ def context_sweep(data: pd.DataFrame, concurrency: int) -> go.Figure:
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
     for drafter, part in data.groupby("drafter", sort=False):
-        color, label = th.DRAFTER_COLORS[drafter], th.DRAFTER_LABELS[drafter]
+        color, label = th.drafter_color(drafter), th.drafter_label(drafter)
         fig.add_trace(go.Scatter(x=part["context"], y=part["speedup"], mode="lines+markers", name=label,
                                  line={"color": color, "width": 2.5},
                                  marker={"size": 8, "color": _point_colors(part["speedup"], color)}, legendgroup=drafter,
@@ -185,7 +254,7 @@ def context_sweep(data: pd.DataFrame, concurrency: int) -> go.Figure:
 def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figure:
     """Speedup vs gamma at 1 and 32 sequences, plus a third curve chosen with a slider."""
     fig = th.base_figure(height=460)
-    colors = {fixed[0]: th.DRAFTER_COLORS["qwen3-0.6b"], fixed[1]: "#7c6bd6"}
+    colors = {fixed[0]: th.ROLE_COLORS["draft"], fixed[1]: "#7c6bd6"}
     for b in fixed:
         part = data[data["concurrency"] == b]
         fig.add_trace(go.Scatter(x=part["gamma"], y=part["speedup"], mode="lines+markers", name=f"{b} sequence{'s' * (b > 1)}",
@@ -234,7 +303,7 @@ def tokens_per_iteration(data: pd.DataFrame) -> go.Figure:
 def per_position(data: pd.DataFrame, cut: float = 0.15) -> go.Figure:
     """Unconditional acceptance per draft position, falling vs same, with the 0.15 cut."""
     fig = th.base_figure(height=380)
-    colors = {"falling": th.DRAFTER_COLORS["qwen3-0.6b"], "same": "#7c6bd6"}
+    colors = {"falling": th.ROLE_COLORS["draft"], "same": "#7c6bd6"}
     for profile, part in data.groupby("profile", sort=False):
         fig.add_trace(go.Bar(x=part["position"], y=part["acceptance"], name=profile, marker_color=colors[profile],
                              hovertemplate="guess %{x} reaches the output in %{y:.1%} of iterations<extra>" + profile + "</extra>"))
@@ -245,17 +314,18 @@ def per_position(data: pd.DataFrame, cut: float = 0.15) -> go.Figure:
     return fig
 
 
-def breakeven_map(data: pd.DataFrame, default: str = "qwen3-0.6b") -> go.Figure:
+def breakeven_map(data: pd.DataFrame, default: str | None = None) -> go.Figure:
     """Speedup at the best gamma over concurrency x context, per drafter (buttons), with the
     1.0x contour and the best gamma written in each cell."""
     fig = th.base_figure(height=520)
+    default = default or deployment().draft
     drafters = list(dict.fromkeys(data["drafter"]))
     contexts = sorted(data["context"].unique())
     concurrencies = sorted(data["concurrency"].unique())
     zmax = float(np.log2(data["speedup"].max()))
     zmin = float(np.log2(data["speedup"].min()))
     span = max(abs(zmin), abs(zmax))
-    scale = [[0.0, th.LOSS], [0.5, "#f2f2f2"], [1.0, th.DRAFTER_COLORS["ngram"]]]
+    scale = [[0.0, th.LOSS], [0.5, "#f2f2f2"], [1.0, th.ROLE_COLORS["ngram"]]]
     groups = []
     for drafter in drafters:
         part = data[data["drafter"] == drafter].pivot(index="context", columns="concurrency")
@@ -267,21 +337,29 @@ def breakeven_map(data: pd.DataFrame, default: str = "qwen3-0.6b") -> go.Figure:
         start = len(fig.data)
         fig.add_trace(go.Heatmap(
             x=xs, y=ys, z=np.log2(speed), zmin=-span, zmax=span, colorscale=scale, text=text, texttemplate="%{text}",
-            customdata=speed, visible=visible, name=th.DRAFTER_LABELS[drafter],
+            customdata=speed, visible=visible, name=th.drafter_label(drafter),
             colorbar={"title": {"text": "speedup"}, "tickvals": [-2, -1, 0, 1, 2], "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"]},
             hovertemplate="%{x} sequences, context %{y}<br>best gamma %{text}: %{customdata:.2f}x<extra>"
-            + th.DRAFTER_LABELS[drafter] + "</extra>",
+            + th.drafter_label(drafter) + "</extra>",
         ))
         fig.add_trace(go.Contour(
             x=xs, y=ys, z=speed, contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": True},
             line={"width": 3, "color": "#1f1f1f"}, showscale=False, visible=visible, hoverinfo="skip", meta=th.REFERENCE,
             name="1.0x contour",
         ))
-        groups.append([start, start + 1])
+        unfit = part["fits"].loc[contexts, concurrencies].to_numpy() == False  # noqa: E712 (numpy array)
+        rows, cols = np.nonzero(unfit)
+        fig.add_trace(go.Scatter(
+            x=[xs[c] for c in cols], y=[ys[r] for r in rows], mode="markers", visible=visible, showlegend=False,
+            marker={"symbol": "square-open", "size": 30, "line": {"width": 1.5}, "color": th.NEUTRAL},
+            name="does not fit on one card", hovertemplate="%{x} sequences, context %{y}: does not fit on one card"
+            "<extra></extra>",
+        ))
+        groups.append([start, start + 1, start + 2])
     buttons = []
     for drafter, group in zip(drafters, groups):
         visible = [i in group for i in range(len(fig.data))]
-        buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.DRAFTER_LABELS[drafter]})
+        buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.drafter_label(drafter)})
     fig.update_layout(
         updatemenus=[{"type": "buttons", "direction": "right", "buttons": buttons, "active": drafters.index(default),
                       "x": 0, "y": 1.14, "xanchor": "left", "showactive": True}],
@@ -294,8 +372,8 @@ def breakeven_map(data: pd.DataFrame, default: str = "qwen3-0.6b") -> go.Figure:
 def sampling(data: pd.DataFrame, trials: int) -> go.Figure:
     """Target p, draft q and the sampler's output, per token of the toy vocabulary."""
     fig = th.base_figure(height=380)
-    series = (("q", "draft q", th.DRAFTER_COLORS["qwen3-1.7b"]), ("p", "target p", th.NEUTRAL),
-              ("output", f"sampler output ({trials:,} runs)", th.DRAFTER_COLORS["ngram"]))
+    series = (("q", "draft q", th.ROLE_COLORS["big_draft"]), ("p", "target p", th.NEUTRAL),
+              ("output", f"sampler output ({trials:,} runs)", th.ROLE_COLORS["ngram"]))
     for column, name, color in series:
         fig.add_trace(go.Bar(x=data["token"], y=data[column], name=name, marker_color=color,
                              hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>"))

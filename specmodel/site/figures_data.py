@@ -10,15 +10,36 @@ import pandas as pd
 
 from specmodel import acceptance as acc
 from specmodel import architecture as arch
-from specmodel.model import DEFAULTS, DRAFTERS, evaluate
+from specmodel import heads
+from specmodel.drafters import drafter_coefficients
+from specmodel.model import defaults, evaluate
 from specmodel.readouts import GIB, KIB
 from specmodel.sampling import toy_demo
-from specmodel.specs import get_architecture
+from specmodel.settings import deployment
+from specmodel.specs import get_architecture, get_hardware
 
 CONCURRENCY = np.array([2**i for i in range(11)])
 CONTEXTS = np.array([2**i for i in range(8, 16)])
 GAMMAS = np.arange(1, 11)
-MODEL_DRAFTERS = ("qwen3-0.6b", "qwen3-1.7b")
+
+#: Heads the site's figures and simulator show next to the draft models and n-gram lookup.
+SITE_HEADS = ("eagle", "eagle-32k")
+
+#: Cards the side-by-side ladder compares.
+COMPARED_HARDWARE = ("h100-sxm", "h200", "b200")
+COMPARED_CONTEXTS = (512, 2048, 8192, 32768)
+
+
+def site_drafters() -> tuple[str, ...]:
+    """The drafters of the site's figures: the deployment's two draft models, n-gram lookup,
+    and the heads of SITE_HEADS."""
+    d = deployment()
+    return (d.draft, d.big_draft, "ngram", *SITE_HEADS)
+
+
+def model_drafters() -> tuple[str, str]:
+    """The deployment's two draft models."""
+    return deployment().draft, deployment().big_draft
 
 
 def _frame(ev, **columns) -> pd.DataFrame:
@@ -29,10 +50,28 @@ def _frame(ev, **columns) -> pd.DataFrame:
 
 def ladder() -> pd.DataFrame:
     """Speedup and throughputs vs concurrency, for every drafter and context (defaults otherwise)."""
-    b, t, d = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(list(DRAFTERS)), indexing="ij")
-    ev = evaluate(concurrency=b, context=t, drafter=d)
+    return _ladder_frame(None)
+
+
+def _ladder_frame(hardware: str | None, contexts=CONTEXTS, drafters: tuple[str, ...] | None = None) -> pd.DataFrame:
+    b, t, d = np.meshgrid(CONCURRENCY, np.asarray(contexts), np.array(drafters or site_drafters()), indexing="ij")
+    ev = evaluate(concurrency=b, context=t, drafter=d, hardware=hardware)
     return _frame(ev, concurrency=b, context=t, drafter=d, speedup=ev.speedup,
-                  spec_tokens_per_s=ev.spec_tokens_per_s, base_tokens_per_s=ev.base_tokens_per_s)
+                  spec_tokens_per_s=ev.spec_tokens_per_s, base_tokens_per_s=ev.base_tokens_per_s, fits=ev.fits,
+                  memory_gib=ev.memory_required_bytes / GIB, usable_gib=ev.usable_memory_bytes / GIB)
+
+
+def hardware_ladders() -> pd.DataFrame:
+    """The ladder (speedup vs concurrency) on each card of COMPARED_HARDWARE for the draft
+    model, n-gram lookup and the 32k-vocabulary EAGLE head at four contexts, with whether
+    each scenario fits on the card."""
+    frames = []
+    for key in COMPARED_HARDWARE:
+        frame = _ladder_frame(key, COMPARED_CONTEXTS, (deployment().draft, "ngram", "eagle-32k"))
+        frame.insert(0, "hardware", key)
+        frame.insert(1, "hardware_name", get_hardware(key).name)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def roofline() -> pd.DataFrame:
@@ -48,16 +87,17 @@ def arithmetic_bill() -> pd.DataFrame:
     """Arithmetic per output token (speculative / plain) vs gamma: simulated for three
     drafter/profile pairs, and Leviathan et al.'s Theorem 3.11 for c = 0 and for the 0.6B draft."""
     rows = []
-    cases = [("qwen3-0.6b", "falling"), ("qwen3-0.6b", "same"), ("ngram", "same")]
+    draft = deployment().draft
+    cases = [(draft, "falling"), (draft, "same"), ("ngram", "same")]
     for drafter, profile in cases:
         ev = evaluate(gamma=GAMMAS, drafter=drafter, acceptance=profile)
         rows.append(pd.DataFrame({"gamma": GAMMAS, "series": f"simulated: {drafter}, {profile}",
                                   "drafter": drafter, "kind": "simulated", "ratio": ev.arithmetic_ratio}))
-    t8, d06 = get_architecture(DEFAULTS["target"]), get_architecture("qwen3-0.6b")
+    t8, d06 = get_architecture(deployment().target), get_architecture(draft)
     c06 = arch.dense_flops_per_position(d06) / arch.dense_flops_per_position(t8)
-    for c, label, drafter in ((0.0, "Theorem 3.11, c = 0", "ngram"), (c06, f"Theorem 3.11, c = {c06:.3f}", "qwen3-0.6b")):
+    for c, label, drafter in ((0.0, "Theorem 3.11, c = 0", "ngram"), (c06, f"Theorem 3.11, c = {c06:.3f}", draft)):
         rows.append(pd.DataFrame({"gamma": GAMMAS, "series": label, "drafter": drafter, "kind": "theorem",
-                                  "ratio": acc.theorem_3_11_arithmetic_increase(DEFAULTS["alpha"], GAMMAS, c)}))
+                                  "ratio": acc.theorem_3_11_arithmetic_increase(defaults()["alpha"], GAMMAS, c)}))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -65,7 +105,7 @@ def alpha_sweep() -> tuple[pd.DataFrame, dict[str, float]]:
     """Speedup vs alpha at one sequence for the two draft models, and each one's break-even
     alpha (where speedup crosses 1, linearly interpolated on a 0.005 grid)."""
     alphas = np.round(np.arange(0.02, 0.9951, 0.005), 3)
-    a, d = np.meshgrid(alphas, np.array(MODEL_DRAFTERS), indexing="ij")
+    a, d = np.meshgrid(alphas, np.array(model_drafters()), indexing="ij")
     ev = evaluate(alpha=a, drafter=d)
     frame = _frame(ev, alpha=a, drafter=d, speedup=ev.speedup)
     breakeven = {}
@@ -82,7 +122,7 @@ def alpha_sweep() -> tuple[pd.DataFrame, dict[str, float]]:
 
 def memory_footprint() -> pd.DataFrame:
     """Weights (GiB) and KV cache per token (KiB) of the target and the two draft models."""
-    keys = ("qwen3-8b", "qwen3-0.6b", "qwen3-1.7b")
+    keys = (deployment().target, *model_drafters())
     models = [get_architecture(k) for k in keys]
     return pd.DataFrame({
         "model": [m.name for m in models],
@@ -94,7 +134,7 @@ def memory_footprint() -> pd.DataFrame:
 
 def context_sweep(concurrency: int = 64) -> pd.DataFrame:
     """Draft share of wall clock and speedup vs context at 64 sequences, every drafter."""
-    t, d = np.meshgrid(CONTEXTS, np.array(list(DRAFTERS)), indexing="ij")
+    t, d = np.meshgrid(CONTEXTS, np.array(site_drafters()), indexing="ij")
     ev = evaluate(concurrency=concurrency, context=t, drafter=d)
     return _frame(ev, context=t, drafter=d, speedup=ev.speedup, draft_share=ev.draft_share)
 
@@ -130,12 +170,37 @@ def per_position(gamma: int = 6) -> pd.DataFrame:
 
 def breakeven_map() -> pd.DataFrame:
     """For every drafter, concurrency and context: the best gamma (1..10) and its speedup."""
-    b, t, d, g = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(list(DRAFTERS)), GAMMAS, indexing="ij")
+    b, t, d, g = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(site_drafters()), GAMMAS, indexing="ij")
     ev = evaluate(concurrency=b, context=t, drafter=d, gamma=g)
     best = np.argmax(ev.speedup, axis=-1)
     speedup = np.take_along_axis(ev.speedup, best[..., None], axis=-1)[..., 0]
     return pd.DataFrame({"concurrency": b[..., 0].ravel(), "context": t[..., 0].ravel(), "drafter": d[..., 0].ravel(),
-                         "best_gamma": GAMMAS[best].ravel(), "speedup": speedup.ravel()})
+                         "best_gamma": GAMMAS[best].ravel(), "speedup": speedup.ravel(),
+                         "fits": ev.fits[..., 0].ravel()})
+
+
+def head_costs(concurrency: int = 64) -> pd.DataFrame:
+    """What one draft step costs for each head and the deployment's draft model: weights read
+    (of which the LM head), the head's cache per token, the bytes of a full-batch draft pass at
+    1 and at ``concurrency`` sequences, and the speedup there (defaults otherwise)."""
+    t = get_architecture(deployment().target)
+    rows = []
+    for name in (deployment().draft, *heads.head_catalog()):
+        one, many = evaluate(drafter=name), evaluate(drafter=name, concurrency=concurrency)
+        if name in heads.head_catalog():
+            head = heads.head_catalog()[name]
+            lm = heads.lm_head_bytes_per_step(head, t)
+            vocab = heads.draft_vocabulary(head, t)
+        else:
+            lm = arch.lm_head_parameters(get_architecture(name)) * get_architecture(name).bytes_per_element
+            vocab = get_architecture(name).vocab_size
+        rows.append({"drafter": name, "vocabulary": vocab, "weights_read_gib": float(one.draft_weight_bytes) / GIB,
+                     "lm_head_gib": lm / GIB, "lm_head_share": lm / float(one.draft_weight_bytes),
+                     "kv_kib_per_token": float(one.draft_kv_bytes_per_token) / KIB,
+                     "resident_gib": drafter_coefficients(name, t.key).resident_bytes / GIB,
+                     "step_gib_b1": float(one.draft_step_bytes) / GIB, "step_gib_bn": float(many.draft_step_bytes) / GIB,
+                     "speedup_b1": float(one.speedup), "speedup_bn": float(many.speedup)})
+    return pd.DataFrame(rows)
 
 
 SAMPLING_SEED, SAMPLING_TRIALS = 0, 200_000

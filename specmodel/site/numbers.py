@@ -14,18 +14,26 @@ import numpy as np
 
 from specmodel import acceptance as acc
 from specmodel import architecture as arch
-from specmodel.constants import FALLING_RATIO, GENERATED_TOKENS
-from specmodel.model import DEFAULTS, evaluate
+from specmodel.settings import constants
+from specmodel import heads
+from specmodel.drafters import drafter_coefficients
+from specmodel.model import defaults, evaluate
 from specmodel.readouts import GIB, KIB
+from specmodel.settings import deployment
 from specmodel.specs import get_architecture, get_hardware
 
 
 @dataclass(frozen=True)
 class Number:
-    """A value and the text the prose prints for it."""
+    """A value and the text the prose prints for it (``value`` is NaN for a name)."""
 
     value: float
     text: str
+
+
+def name(text: str) -> Number:
+    """A name the prose prints (hardware, model), so that a config file can change it."""
+    return Number(float("nan"), text)
 
 
 def times(value: float, decimals: int = 2) -> Number:
@@ -62,11 +70,19 @@ def article_numbers() -> dict[str, Number]:
     d = one()
     b32, b64, b1024 = one(concurrency=32), one(concurrency=64), one(concurrency=1024)
     g10 = one(gamma=10)
-    hw = get_hardware(DEFAULTS["hardware"])
-    t8, d06, d17 = (get_architecture(k) for k in ("qwen3-8b", "qwen3-0.6b", "qwen3-1.7b"))
+    dep = deployment()
+    hw = get_hardware(dep.hardware)
+    t8, d06, d17 = (get_architecture(k) for k in (dep.target, dep.draft, dep.big_draft))
+    gamma = defaults()["gamma"]
+
+    # Names, so that the prose follows a --config file.
+    n["hardware_name"] = name(hw.name)
+    n["target_name"] = name(t8.name)
+    n["draft_name"] = name(d06.name)
+    n["big_draft_name"] = name(d17.name)
 
     # Defaults and the simulated system.
-    n["generated_tokens"] = plain(GENERATED_TOKENS, 0)
+    n["generated_tokens"] = plain(constants().GENERATED_TOKENS, 0)
     n["speedup_b1"] = times(d.speedup)
     n["spec_tps_b1"] = plain(d.spec_tokens_per_s, 0)
     n["base_tps_b1"] = plain(d.base_tokens_per_s, 0)
@@ -103,7 +119,7 @@ def article_numbers() -> dict[str, Number]:
     n["peak_tflops"] = plain(hw.peak_flops.value / 1e12, 1)
     n["hbm_gb"] = plain(hw.memory_capacity.value / 1e9, 0)
     n["flops_per_weight"] = plain(arch.dense_flops_per_position(t8) / arch.parameter_count(t8), 0)
-    base_flops = d.verify_flops / (DEFAULTS["gamma"] + 1)
+    base_flops = d.verify_flops / (gamma + 1)
     n["plain_intensity"] = plain(base_flops / d.verify_bytes, 1)
     n["ridge_intensity"] = plain(hw.peak_flops.value / hw.memory_bandwidth.value, 0)
 
@@ -116,7 +132,7 @@ def article_numbers() -> dict[str, Number]:
     n["idle_b32"] = percent(b32.verify_idle)
     n["idle_b64"] = percent(b64.verify_idle)
     n["idle_b1024"] = percent(b1024.verify_idle)
-    n["plain_comp_ms_b1"] = plain(d.verify_compute_time / (DEFAULTS["gamma"] + 1) * 1e3, 3)
+    n["plain_comp_ms_b1"] = plain(d.verify_compute_time / (gamma + 1) * 1e3, 3)
     n["thm311_c0"] = times(acc.theorem_3_11_arithmetic_increase(0.75, 4, 0.0))
     n["arith_ngram_same"] = times(one(drafter="ngram", acceptance="same").arithmetic_ratio)
     c06 = arch.dense_flops_per_position(d06) / arch.dense_flops_per_position(t8)
@@ -163,7 +179,7 @@ def article_numbers() -> dict[str, Number]:
     for j, u in enumerate(np.ravel(d.per_position), start=1):
         n[f"per_pos_{j}"] = plain(u, 3)
     n["fourth_used_every"] = plain(1 / float(np.ravel(d.per_position)[3]), 1)
-    n["falling_ratio"] = plain(FALLING_RATIO)
+    n["falling_ratio"] = plain(constants().FALLING_RATIO)
 
     # Algorithm 1, run for real (the toy demo the sampling figure draws).
     from specmodel.sampling import toy_demo
@@ -174,5 +190,107 @@ def article_numbers() -> dict[str, Number]:
     n["sampling_acceptance"] = plain(demo.acceptance_rate, 3)
     n["sampling_expected"] = plain(demo.expected_acceptance, 3)
     n["sampling_tv"] = plain(0.5 * float(np.abs(np.subtract(demo.output, demo.p)).sum()), 4)
+    n.update(memory_numbers())
+    n.update(head_numbers())
+    n.update(hardware_numbers())
     n.update(literature_numbers())
+    return n
+
+
+def gib(value: float, decimals: int = 1) -> Number:
+    return Number(float(value), f"{value / GIB:,.{decimals}f} GiB")
+
+
+def memory_numbers() -> dict[str, Number]:
+    """Whether the article's scenarios fit on one card of the deployment's hardware."""
+    n: dict[str, Number] = {}
+    c = constants()
+    d, b64, b128, b1024 = one(), one(concurrency=64), one(concurrency=128), one(concurrency=1024)
+    long64 = one(concurrency=64, context=8192)
+    plain_b1024 = one(concurrency=1024, drafter="ngram")
+    n["gpu_memory_utilization"] = percent(c.GPU_MEMORY_UTILIZATION)
+    n["workspace_gib"] = gib(c.WORKSPACE_BYTES, 0)
+    n["usable_gib"] = gib(d.usable_memory_bytes)
+    n["capacity_gib"] = gib(get_hardware(deployment().hardware).memory_capacity.value)
+    n["hbm_b1"] = gib(d.memory_required_bytes)
+    n["hbm_b64"] = gib(b64.memory_required_bytes)
+    n["hbm_b128"] = gib(b128.memory_required_bytes)
+    n["hbm_b1024"] = gib(b1024.memory_required_bytes, 0)
+    n["hbm_plain_b1024"] = gib(plain_b1024.memory_required_bytes, 0)
+    n["hbm_b64_t8192"] = gib(long64.memory_required_bytes)
+    n["cards_b1024"] = plain(np.ceil(float(b1024.memory_required_bytes) / float(d.usable_memory_bytes)), 0)
+    n["max_b_draft"] = plain(d.max_concurrency, 0)
+    n["max_b_plain"] = plain(d.max_concurrency_without_draft, 0)
+    n["max_b_loss"] = percent(1 - float(d.max_concurrency) / float(d.max_concurrency_without_draft))
+    t8192 = one(context=8192)
+    n["max_b_draft_t8192"] = plain(t8192.max_concurrency, 0)
+    n["max_b_plain_t8192"] = plain(t8192.max_concurrency_without_draft, 0)
+    kv_share = float(d.draft_kv_bytes_per_token / (d.draft_kv_bytes_per_token + d.target_kv_bytes_per_token))
+    n["draft_kv_of_total"] = percent(kv_share)
+    ladder = np.array([2**i for i in range(11)])
+    fits = one(concurrency=ladder).fits
+    n["ladder_first_unfit_b"] = (plain(ladder[np.argmin(fits)], 0) if not fits.all()
+                                 else Number(float("nan"), f"more than {ladder[-1]:,}"))
+    eagle = one(drafter="eagle")
+    n["max_b_eagle"] = plain(eagle.max_concurrency, 0)
+    return n
+
+
+def head_numbers() -> dict[str, Number]:
+    """The draft heads against the deployment's draft model."""
+    n: dict[str, Number] = {}
+    dep = deployment()
+    t = get_architecture(dep.target)
+    catalog = heads.head_catalog()
+    eagle, small = catalog["eagle"], catalog["eagle-32k"]
+    n["lm_head_gib"] = plain(heads.lm_head_bytes_per_step(eagle, t) / GIB)
+    n["lm_head_small_gib"] = plain(heads.lm_head_bytes_per_step(small, t) / GIB)
+    n["small_vocab"] = plain(small.draft_vocab_size, 0)
+    n["target_vocab"] = plain(t.vocab_size, 0)
+    n["eagle_read_gib"] = plain(drafter_coefficients("eagle", t.key).weight_bytes / GIB)
+    n["eagle_small_read_gib"] = plain(drafter_coefficients("eagle-32k", t.key).weight_bytes / GIB)
+    n["draft_read_gib"] = plain(drafter_coefficients(dep.draft, t.key).weight_bytes / GIB)
+    n["lm_head_share_eagle"] = percent(heads.lm_head_bytes_per_step(eagle, t) / drafter_coefficients("eagle", t.key).weight_bytes)
+    n["head_kv_kib"] = plain(heads.head_kv_cache_bytes_per_token(eagle, t) / KIB, 0)
+    n["head_layer_gib"] = plain(heads.head_own_parameters(eagle, t) * t.bytes_per_element / GIB)
+    for key, label in (("eagle", "eagle"), ("eagle-32k", "eagle32k"), ("mtp", "mtp")):
+        n[f"speedup_{label}_b1"] = times(one(drafter=key).speedup)
+        n[f"speedup_{label}_b64"] = times(one(drafter=key, concurrency=64).speedup)
+    n["speedup_eagle32k_b1024"] = times(one(drafter="eagle-32k", concurrency=1024).speedup)
+    b64 = one(concurrency=64)
+    e64 = one(drafter="eagle", concurrency=64)
+    n["draft_step_gib_b64"] = plain(b64.draft_step_bytes / GIB)
+    n["eagle_step_gib_b64"] = plain(e64.draft_step_bytes / GIB)
+    n["draft_share_eagle_b64"] = percent(e64.draft_share)
+    n["draft_share_b64"] = percent(b64.draft_share)
+    return n
+
+
+def hardware_numbers() -> dict[str, Number]:
+    """The deployment's model pair on each card the hardware page compares, by card key."""
+    from specmodel.site.figures_data import COMPARED_HARDWARE
+
+    n: dict[str, Number] = {}
+    ladder = np.array([2**i for i in range(11)])
+    for card in COMPARED_HARDWARE:
+        hw = get_hardware(card)
+        d = one(hardware=card)
+        curve = one(concurrency=ladder, hardware=card)
+        n[f"name_{card}"] = name(hw.name)
+        n[f"bandwidth_{card}"] = plain(hw.memory_bandwidth.value / 1e12, 2)
+        n[f"capacity_{card}"] = plain(hw.memory_capacity.value / 1e9, 0)
+        n[f"base_tps_b1_{card}"] = plain(d.base_tokens_per_s, 0)
+        n[f"spec_tps_b1_{card}"] = plain(d.spec_tokens_per_s, 0)
+        n[f"speedup_b1_{card}"] = times(d.speedup)
+        n[f"speedup_b64_{card}"] = times(curve.speedup[6])
+        n[f"speedup_b1024_{card}"] = times(curve.speedup[10])
+        n[f"ngram_b1024_{card}"] = times(one(concurrency=1024, drafter="ngram", hardware=card).speedup)
+        losing = curve.speedup < 1
+        n[f"loss_from_b_{card}"] = (plain(ladder[np.argmax(losing)], 0) if losing.any()
+                                    else Number(float("nan"), f"beyond {ladder[-1]:,}"))
+        n[f"max_b_draft_{card}"] = plain(d.max_concurrency, 0)
+        n[f"max_b_plain_{card}"] = plain(d.max_concurrency_without_draft, 0)
+        fits = curve.fits
+        n[f"first_unfit_b_{card}"] = (plain(ladder[np.argmin(fits)], 0) if not fits.all()
+                                      else Number(float("nan"), f"more than {ladder[-1]:,}"))
     return n

@@ -16,22 +16,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specmodel import drafters
 from specmodel import vllm_metrics as vllm
 from specmodel.acceptance import tokens_per_iteration_pmf
-from specmodel.constants import GENERATED_TOKENS
-from specmodel.model import DEFAULTS, DRAFTERS, PROFILES, evaluate
+from specmodel.settings import constants
+from specmodel.model import PROFILES, defaults, evaluate
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.site import theme
+from specmodel.site.figures_data import site_drafters
 
-AXES: dict[str, tuple] = {
-    "concurrency": tuple(2**i for i in range(11)),
-    "context": (512, 1024, 2048, 4096, 8192, 16384),
-    "gamma": tuple(range(1, 11)),
-    "drafter": tuple(DRAFTERS),
-    "acceptance": PROFILES,
-    "alpha": tuple(round(0.50 + 0.05 * i, 2) for i in range(10)),
-}
-ALL = tuple(AXES)
+ALL = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha")
+
+
+def axes() -> dict[str, tuple]:
+    """The simulator's settings: every value of each control (drafters: the site's)."""
+    return {
+        "concurrency": tuple(2**i for i in range(11)),
+        "context": (512, 1024, 2048, 4096, 8192, 16384),
+        "gamma": tuple(range(1, 11)),
+        "drafter": site_drafters(),
+        "acceptance": PROFILES,
+        "alpha": tuple(round(0.50 + 0.05 * i, 2) for i in range(10)),
+    }
+
 
 #: The readouts the simulator shows, and the axes each depends on.
 READOUT_AXES: dict[str, tuple[str, ...]] = {
@@ -46,7 +53,13 @@ READOUT_AXES: dict[str, tuple[str, ...]] = {
     "verify_tflop": ("concurrency", "context", "gamma"),
     "verify_memory_ms": ("concurrency", "context"),
     "verify_compute_ms": ("concurrency", "context", "gamma"),
+    "hbm_required_gib": ("concurrency", "context", "drafter"),
+    "max_concurrency": ("context", "drafter"),
+    "max_concurrency_without_draft": ("context",),
 }
+
+#: Whether the scenario fits on one card: the axes it depends on.
+FITS_AXES = ("concurrency", "context", "drafter")
 
 #: Fields of vLLM's log line, in LOG_FORMAT's order, with the axes each depends on.
 LOG_FIELDS: dict[str, tuple[str, ...]] = {
@@ -73,7 +86,7 @@ class Grid:
 
 
 def evaluate_grid() -> Grid:
-    mesh = np.meshgrid(*(np.array(v) for v in AXES.values()), indexing="ij")
+    mesh = np.meshgrid(*(np.array(v) for v in axes().values()), indexing="ij")
     ev = evaluate(*mesh)
     return Grid(ev, expected_counters(ev, mesh[0], mesh[2]))
 
@@ -88,7 +101,7 @@ def expected_counters(ev, concurrency, gamma) -> dict[str, np.ndarray]:
         "num_draft_tokens": drafts * gamma,
         "num_accepted_tokens": drafts * (ev.mean_acceptance_length - 1.0),
         "accepted_per_position": ev.per_position * drafts[..., None],
-        "elapsed": np.asarray(concurrency, dtype=float) * GENERATED_TOKENS / ev.spec_tokens_per_s,
+        "elapsed": np.asarray(concurrency, dtype=float) * constants().GENERATED_TOKENS / ev.spec_tokens_per_s,
     }
 
 
@@ -119,14 +132,14 @@ def log_template() -> list[dict]:
     return [p for p in parts if p.get("text") != ""]
 
 
-def _reduce(values: np.ndarray, axes: tuple[str, ...]) -> np.ndarray:
-    """``values`` over the full grid, restricted to ``axes`` (index 0 on the others), after
-    checking that it really does not vary along them."""
-    index = tuple(slice(None) if name in axes else 0 for name in ALL)
+def _reduce(values: np.ndarray, kept: tuple[str, ...]) -> np.ndarray:
+    """``values`` over the full grid, restricted to the axes ``kept`` (index 0 on the others),
+    after checking that it really does not vary along them."""
+    index = tuple(slice(None) if name in kept else 0 for name in ALL)
     reduced = values[index]
-    expanded = np.broadcast_to(np.expand_dims(reduced, tuple(i for i, n in enumerate(ALL) if n not in axes)), values.shape)
+    expanded = np.broadcast_to(np.expand_dims(reduced, tuple(i for i, n in enumerate(ALL) if n not in kept)), values.shape)
     if not np.allclose(expanded, values, rtol=1e-9, atol=1e-12, equal_nan=True):
-        raise ValueError(f"quantity varies along axes outside {axes}")
+        raise ValueError(f"quantity varies along axes outside {kept}")
     return reduced
 
 
@@ -189,10 +202,11 @@ def simulator_data(grid: Grid | None = None, binary_name: str = "simulator.bin")
     counters, elapsed = as_counters(grid.counters)
     arrays = readout_arrays(ev)
     readouts = {}
-    for key, axes in READOUT_AXES.items():
-        reduced = _reduce(arrays[key], axes)
+    for key, kept in READOUT_AXES.items():
+        reduced = _reduce(arrays[key], kept)
         units, meta = _readout_units(key, reduced)
-        readouts[key] = {**meta, "axes": list(axes), **packer.add(units)}
+        readouts[key] = {**meta, "axes": list(kept), **packer.add(units)}
+    fits = {"axes": list(FITS_AXES), **packer.add(_reduce(ev.fits.astype(np.int64), FITS_AXES))}
 
     # The fields of the log line by vLLM's own definitions (specmodel.vllm_metrics).
     log_values = {
@@ -206,13 +220,13 @@ def simulator_data(grid: Grid | None = None, binary_name: str = "simulator.bin")
     template = log_template()
     slots = {p["slot"]: p for p in template if "slot" in p}
     log = {}
-    for key, axes in LOG_FIELDS.items():
+    for key, kept in LOG_FIELDS.items():
         if key == "per_position":
             continue
-        reduced = _reduce(log_values[key], axes)
+        reduced = _reduce(log_values[key], kept)
         spec = slots[key]
         units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
-        log[key] = {"axes": list(axes), "decimals": spec["decimals"], **packer.add(units)}
+        log[key] = {"axes": list(kept), "decimals": spec["decimals"], **packer.add(units)}
     rates = _reduce_positions(vllm.per_position_rate(counters))
     log["per_position"] = {"axes": list(LOG_FIELDS["per_position"]), "positions": rates.shape[-1], "decimals": 3,
                            **packer.add(_units([f"{v:.3f}" for v in rates.ravel()]))}
@@ -220,13 +234,14 @@ def simulator_data(grid: Grid | None = None, binary_name: str = "simulator.bin")
     cdf = _reduce_positions(np.cumsum(tokens_per_iteration_pmf(ev.per_position), axis=-1))
     meta = {
         "binary": binary_name,
-        "axes": {k: list(v) for k, v in AXES.items()},
-        "defaults": {k: DEFAULTS[k] for k in AXES},
+        "axes": {k: list(v) for k, v in axes().items()},
+        "defaults": {k: defaults()[k] for k in ALL},
+        "fits": {**fits, "text": {"1": FITS_TEXT[True], "0": FITS_TEXT[False]}},
         "readouts": readouts,
         "log": {"template": template, "fields": log},
         "tokens": {"axes": ["gamma", "acceptance", "alpha"], "positions": cdf.shape[-1],
                    "cdf": [round(float(x), 6) for x in cdf.ravel()], "words": list(TOKEN_WORDS)},
-        "colors": {"drafters": theme.DRAFTER_COLORS, "loss": theme.LOSS},
+        "colors": {"drafters": {d: theme.drafter_color(d) for d in site_drafters()}, "loss": theme.LOSS},
         "ladder": ladder_scale(readouts["speedup"], ev.speedup, packer),
     }
     return SimulatorData(meta, bytes(packer.blob))
@@ -253,11 +268,13 @@ def _reduce_positions(values: np.ndarray) -> np.ndarray:
 
 
 def default_text() -> dict[str, str]:
-    """The default scenario's readouts and log line as text, for the page without JavaScript."""
+    """The default scenario's readouts, whether it fits, and its log line as text, for the page
+    without JavaScript."""
     ev = evaluate()
     arrays = readout_arrays(ev)
     out = {key: BY_KEY[key].format(float(arrays[key])) for key in READOUT_AXES}
-    counters, elapsed = as_counters(expected_counters(ev, DEFAULTS["concurrency"], DEFAULTS["gamma"]))
+    out["fits"] = FITS_TEXT[bool(ev.fits)]
+    counters, elapsed = as_counters(expected_counters(ev, defaults()["concurrency"], defaults()["gamma"]))
     out["log"] = vllm.format_log_message(counters, elapsed)
     return out
 
@@ -272,15 +289,22 @@ LABELS = {
     "acceptance": "Acceptance across draft positions",
     "alpha": "Acceptance rate, α",
 }
-CHOICE_LABELS = {
-    "drafter": {"qwen3-0.6b": "Qwen3-0.6B", "qwen3-1.7b": "Qwen3-1.7B", "ngram": "n-gram lookup"},
-    "acceptance": {"falling": "falls with position", "same": "same at every position"},
-}
+ACCEPTANCE_LABELS = {"falling": "falls with position", "same": "same at every position"}
+
+
+def choice_label(name: str, value: str) -> str:
+    """The text of a radio button: the drafter's name or the profile's description."""
+    return drafters.drafter_label(value) if name == "drafter" else ACCEPTANCE_LABELS[value]
+MEMORY_GROUP = "Memory on one card"
 READOUT_GROUPS = (
     ("Throughput", ("spec_tokens_per_s", "base_tokens_per_s", "mean_acceptance_length", "draft_share",
                     "arithmetic_ratio")),
     ("The verify pass", ("verify_idle", "verify_gib", "verify_tflop", "verify_memory_ms", "verify_compute_ms")),
+    (MEMORY_GROUP, ("hbm_required_gib", "max_concurrency", "max_concurrency_without_draft")),
 )
+
+#: What the page says of a scenario that fits on one card, and of one that does not.
+FITS_TEXT = {True: "yes", False: "no: needs more than one card"}
 
 
 def _e(text) -> str:
@@ -303,7 +327,7 @@ def _range(name: str, values, default) -> str:
 def _radios(name: str, values, default) -> str:
     items = "".join(
         f'<label><input type="radio" name="{name}" value="{_e(v)}"{" checked" if v == default else ""}> '
-        f"{_e(CHOICE_LABELS[name][v])}</label>" for v in values)
+        f"{_e(choice_label(name, v))}</label>" for v in values)
     return f'<fieldset class="specsim__control"><legend>{LABELS[name]}</legend>{items}</fieldset>'
 
 
@@ -313,17 +337,18 @@ def bar_geometry(units: int, ladder: dict, levels: list[int]) -> tuple[float, fl
     return min(level, base) / 10, abs(level - base) / 10
 
 
-def _ladder(speedups: np.ndarray, drafter: str, current: int, ladder: dict, levels: list[int]) -> str:
+def _ladder(speedups: np.ndarray, fits: np.ndarray, drafter: str, current: int, ladder: dict, levels: list[int]) -> str:
     rungs = []
-    color = theme.DRAFTER_COLORS[drafter]
-    for b, s in zip(AXES["concurrency"], speedups):
+    color = theme.drafter_color(drafter)
+    for (b, s), fit in zip(zip(axes()["concurrency"], speedups), fits):
         text = BY_KEY["speedup"].format(s)
         units = int(text.rstrip("x").replace(".", ""))
         loss = units < 10 ** BY_KEY["speedup"].decimals
         bottom, height = bar_geometry(units, ladder, levels)
-        classes = "specsim__rung" + (" is-loss" if loss else "") + (" is-current" if b == current else "")
+        classes = ("specsim__rung" + (" is-loss" if loss else "") + (" is-current" if b == current else "")
+                   + ("" if fit else " is-unfit"))
         rungs.append(
-            f'<div class="{classes}" data-concurrency="{b}">'
+            f'<div class="{classes}" data-concurrency="{b}" title="{FITS_TEXT[bool(fit)]}">'
             f'<span class="specsim__bar" style="bottom:{bottom:.1f}%;height:{height:.1f}%;'
             f'background:{theme.LOSS if loss else color}"></span>'
             f'<span class="specsim__value" style="bottom:{bottom + height:.1f}%">{text}</span>'
@@ -333,28 +358,30 @@ def _ladder(speedups: np.ndarray, drafter: str, current: int, ladder: dict, leve
 
 
 def simulator_html(sim: SimulatorData, src: str = "generated/data/simulator.json") -> str:
-    binary = src.rsplit("/", 1)[0] + "/" + sim.meta["binary"]
     """The simulator's markup, showing the default scenario (complete without JavaScript)."""
+    binary = src.rsplit("/", 1)[0] + "/" + sim.meta["binary"]
     data = sim.meta
     d = data["defaults"]
     text = default_text()
     controls = (
-        _select("concurrency", AXES["concurrency"], d["concurrency"])
-        + _select("context", AXES["context"], d["context"])
-        + _range("gamma", AXES["gamma"], d["gamma"])
-        + _radios("drafter", AXES["drafter"], d["drafter"])
-        + _radios("acceptance", AXES["acceptance"], d["acceptance"])
-        + _range("alpha", AXES["alpha"], d["alpha"])
+        _select("concurrency", axes()["concurrency"], d["concurrency"])
+        + _select("context", axes()["context"], d["context"])
+        + _range("gamma", axes()["gamma"], d["gamma"])
+        + _radios("drafter", axes()["drafter"], d["drafter"])
+        + _radios("acceptance", axes()["acceptance"], d["acceptance"])
+        + _range("alpha", axes()["alpha"], d["alpha"])
     )
     speedup = float(evaluate().speedup)
     verdict = "faster than plain decoding" if speedup >= 1 else "slower than plain decoding: a loss"
     groups = []
     for title, keys in READOUT_GROUPS:
         rows = "".join(f"<div><dt>{_e(BY_KEY[k].label)}</dt><dd data-readout=\"{k}\">{_e(text[k])}</dd></div>" for k in keys)
+        if title == MEMORY_GROUP:
+            rows += f'<div><dt>Fits on one card</dt><dd data-fits>{_e(text["fits"])}</dd></div>'
         groups.append(f'<dl class="specsim__readouts" aria-label="{_e(title)}">{rows}</dl>')
-    ladder_speedups = evaluate(concurrency=np.array(AXES["concurrency"])).speedup
+    ladder_ev = evaluate(concurrency=np.array(axes()["concurrency"]))
     levels = [int(x) for x in sim.read(data["ladder"])]
-    ladder = _ladder(ladder_speedups, d["drafter"], d["concurrency"], data["ladder"], levels)
+    ladder = _ladder(ladder_ev.speedup, ladder_ev.fits, d["drafter"], d["concurrency"], data["ladder"], levels)
     words = data["tokens"]["words"]
     chips = "".join(f'<span class="specsim__token is-accepted">{_e(words[j])}</span>' for j in range(2))
     chips += f'<span class="specsim__token is-rejected">{_e(words[2])}</span>'
@@ -365,7 +392,7 @@ def simulator_html(sim: SimulatorData, src: str = "generated/data/simulator.json
 <div class="specsim__headline"><span class="specsim__speedup" data-readout="speedup">{_e(text['speedup'])}</span>
 <span class="specsim__verdict" data-verdict>{verdict}</span></div>
 <div class="specsim__grid">{''.join(groups)}</div>
-<p class="specsim__caption">Speedup at every concurrency for these settings (the current one outlined; magenta: slower than plain decoding)</p>
+<p class="specsim__caption">Speedup at every concurrency for these settings (the current one outlined; magenta: slower than plain decoding; hatched: does not fit on one card)</p>
 {ladder}
 <p class="specsim__caption">One sampled iteration: accepted guesses, the first rejected guess, guesses thrown away after it, and the token the target emits</p>
 <div class="specsim__tokens"><div class="specsim__row" data-tokens aria-live="polite">{chips}</div>

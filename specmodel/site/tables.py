@@ -6,10 +6,18 @@ import ast
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from specmodel import constants as declared_constants
 from specmodel import architecture as arch
 from specmodel.calibration import compare, load_table, markdown_table
+from specmodel.model import evaluate
 from specmodel.readouts import GIB, KIB
-from specmodel.specs import architecture_catalog, hardware_catalog
+from specmodel.settings import constants as constants_in_force
+from specmodel.settings import deployment
+from specmodel.site.theme import drafter_label
+from specmodel.specs import architecture_catalog, get_hardware, hardware_catalog
 
 
 def calibration(table_path: Path) -> str:
@@ -35,9 +43,14 @@ def constant_docs() -> list[tuple[str, str, str]]:
 
 
 def constants() -> str:
-    """Every modelling constant with its value and reason."""
+    """Every modelling constant with its value in force and reason (a value a ``--config``
+    file changed says so, with the declared one)."""
     out = ["| constant | value | why |", "| --- | --- | --- |"]
-    out += [f"| `{name}` | `{value}` | {reason} |" for name, value, reason in constant_docs()]
+    force = constants_in_force()
+    for name, value, reason in constant_docs():
+        declared, now = getattr(declared_constants, name), getattr(force, name)
+        shown = f"`{value}`" if now == declared else f"`{now!r}` (set by the config; declared `{value}`)"
+        out.append(f"| `{name}` | {shown} | {reason} |")
     return "\n".join(out)
 
 
@@ -65,9 +78,11 @@ def models() -> str:
     return "\n".join(out)
 
 
-def footprint(target: str = "qwen3-8b", drafts: tuple[str, ...] = ("qwen3-0.6b", "qwen3-1.7b")) -> str:
+def footprint(target: str | None = None, drafts: tuple[str, ...] | None = None) -> str:
     """The article's table: layers, KV heads, head dim, weights and cache per token, with
-    each draft's share of the target's."""
+    each draft's share of the target's (default: the deployment's target and draft models)."""
+    target = target or deployment().target
+    drafts = drafts or (deployment().draft, deployment().big_draft)
     catalog = architecture_catalog()
     t = catalog[target]
     out = ["| model | layers | KV heads | head dim | weights | KV cache per token |",
@@ -79,4 +94,53 @@ def footprint(target: str = "qwen3-8b", drafts: tuple[str, ...] = ("qwen3-0.6b",
         kv_share = "" if key == target else f" ({kv / arch.kv_cache_bytes_per_token(t):.0%})"
         out.append(f"| {a.name} ({role}) | {a.num_hidden_layers} | {a.num_key_value_heads} | {a.head_dim} | "
                    f"{w / GIB:.2f} GiB{share} | {kv / KIB:.0f} KiB{kv_share} |")
+    return "\n".join(out)
+
+
+def heads(costs: pd.DataFrame) -> str:
+    """What one draft step costs per drafter (:func:`specmodel.site.figures_data.head_costs`)."""
+    out = ["| drafter | scores over | weights read per step | of which LM head | memory of its own | "
+           "cache per token | draft pass, 1 seq. | draft pass, 64 seq. | speedup, 1 seq. | speedup, 64 seq. |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in costs.itertuples():
+        out.append(f"| {drafter_label(r.drafter)} | {r.vocabulary:,} tokens | {r.weights_read_gib:.2f} GiB | "
+                   f"{r.lm_head_gib:.2f} GiB ({r.lm_head_share:.0%}) | {r.resident_gib:.2f} GiB | "
+                   f"{r.kv_kib_per_token:.0f} KiB | {r.step_gib_b1:.2f} GiB | {r.step_gib_bn:.2f} GiB | "
+                   f"{r.speedup_b1:.2f}x | {r.speedup_bn:.2f}x |")
+    return "\n".join(out)
+
+
+#: The article's scenarios whose memory the capacity table checks: (concurrency, context).
+ARTICLE_SCENARIOS = ((1, 2048), (32, 2048), (64, 2048), (64, 8192), (128, 2048), (1024, 256), (1024, 2048))
+
+
+def capacity(scenarios=ARTICLE_SCENARIOS) -> str:
+    """For each of the article's scenarios: memory needed with the draft model and without
+    (plain decoding), against what the card offers."""
+    d = deployment()
+    hw = get_hardware(d.hardware)
+    b, t = (np.array(x) for x in zip(*scenarios))
+    spec, plain = evaluate(concurrency=b, context=t), evaluate(concurrency=b, context=t, drafter="ngram")
+    usable = float(spec.usable_memory_bytes[0]) / GIB
+    out = [f"| sequences | context | with {drafter_label(d.draft)} | fits | plain decoding | fits |",
+           "| ---: | ---: | ---: | :---: | ---: | :---: |"]
+    for i in range(len(b)):
+        out.append(f"| {b[i]:,} | {t[i]:,} | {spec.memory_required_bytes[i] / GIB:,.1f} GiB | "
+                   f"{'yes' if spec.fits[i] else '**no**'} | {plain.memory_required_bytes[i] / GIB:,.1f} GiB | "
+                   f"{'yes' if plain.fits[i] else '**no**'} |")
+    out.append(f"\nUsable on one {hw.name}: {usable:,.1f} GiB ({constants_in_force().GPU_MEMORY_UTILIZATION:.0%} of "
+               f"{hw.memory_capacity.value / GIB:,.1f} GiB).")
+    return "\n".join(out)
+
+
+def hardware_capacity(cards, contexts=(2048, 8192)) -> str:
+    """Most concurrent sequences each card holds, with the draft model and without, per context."""
+    d = deployment()
+    head = " | ".join(f"context {c:,}: plain | with draft" for c in contexts)
+    out = [f"| card | usable memory | {head} |", "| --- | ---: |" + " ---: | ---: |" * len(contexts)]
+    for card in cards:
+        ev = evaluate(context=np.array(contexts), hardware=card)
+        cells = " | ".join(f"{int(p):,} | {int(w):,}" for p, w in zip(ev.max_concurrency_without_draft, ev.max_concurrency))
+        out.append(f"| {get_hardware(card).name} | {float(ev.usable_memory_bytes[0]) / GIB:,.1f} GiB | {cells} |")
+    out.append(f"\nDraft: {drafter_label(d.draft)}; target: {architecture_catalog()[d.target].name}.")
     return "\n".join(out)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-DRAFTER_COLORS = {"qwen3-0.6b": "#3b6fd8", "qwen3-1.7b": "#d9822b", "ngram": "#0f9d8a"}
-DRAFTER_LABELS = {"qwen3-0.6b": "Qwen3-0.6B draft", "qwen3-1.7b": "Qwen3-1.7B draft", "ngram": "n-gram lookup"}
+from specmodel import drafters
+from specmodel.settings import deployment
+
+#: Drafter colours by role: the article's draft model, its larger draft, and the rest by name.
+ROLE_COLORS = {"draft": "#3b6fd8", "big_draft": "#d9822b", "ngram": "#0f9d8a", "eagle": "#7c6bd6",
+               "eagle-32k": "#5c8a2e", "mtp": "#b5475b"}
 LOSS = "#c8359d"  # magenta: slower than plain decoding
 MEMORY = "#3b6fd8"
 COMPUTE = "#e0662f"
@@ -67,3 +71,20 @@ def log2_axis(values) -> dict:
     """A log axis with ticks at the given powers of two."""
     values = list(values)
     return {"type": "log", "tickvals": values, "ticktext": [f"{v:g}" for v in values]}
+
+
+def drafter_role(name: str) -> str:
+    """``draft`` or ``big_draft`` for the deployment's two draft models, else the name."""
+    d = deployment()
+    return {d.draft: "draft", d.big_draft: "big_draft"}.get(name, name)
+
+
+def drafter_color(name: str) -> str:
+    """The colour of a drafter's traces (neutral for one without a role colour)."""
+    return ROLE_COLORS.get(drafter_role(name), NEUTRAL)
+
+
+def drafter_label(name: str) -> str:
+    """The legend label of a drafter: ``Qwen3-0.6B draft``, ``n-gram lookup``, ``EAGLE head``."""
+    label = drafters.drafter_label(name)
+    return label + " draft" if drafters.drafter_kind(name) == "model" else label

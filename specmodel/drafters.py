@@ -1,0 +1,129 @@
+"""Where draft tokens come from, and what one draft pass costs.
+
+Three kinds of drafter, all selected by name:
+
+* a **draft model** from the catalogue (``qwen3-0.6b``, ``llama-3.2-1b``, ...): a model of
+  its own with its own weights and KV cache; it must share the target's vocabulary and be
+  smaller than the target;
+* a **head** from ``data/heads.toml`` (``eagle``, ``eagle-32k``, ``mtp``): costed from its
+  structure on the target's shape (:mod:`specmodel.heads`);
+* ``ngram`` prompt lookup, which has no weights, no cache and no FLOPs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specmodel import architecture as arch_
+from specmodel import heads as heads_
+from specmodel.errors import SpecModelError
+from specmodel.settings import constants
+from specmodel.specs import Architecture, architecture_catalog, get_architecture
+
+NGRAM = "ngram"
+KINDS = ("model", "head", "ngram")
+
+
+@dataclass(frozen=True)
+class PassCoefficients:
+    """What one forward pass of a model costs, per unit of its inputs (SI units).
+
+    ``weight_bytes`` is what a pass reads; ``resident_bytes`` is what the model adds to the
+    card's memory (they differ for a head that reads the target's LM head)."""
+
+    weight_bytes: float
+    resident_bytes: float
+    kv_bytes_per_token: float
+    dense_flops_per_position: float
+    attention_flops_per_token: float
+
+    @classmethod
+    def of_model(cls, arch: Architecture) -> PassCoefficients:
+        """A model of its own: reads and holds all its weights."""
+        w = float(arch_.weight_bytes(arch))
+        return cls(w, w, float(arch_.kv_cache_bytes_per_token(arch)), float(arch_.dense_flops_per_position(arch)),
+                   float(arch_.attention_flops_per_position_per_token(arch)))
+
+    @classmethod
+    def of_head(cls, head: heads_.Head, target: Architecture) -> PassCoefficients:
+        """A draft head on ``target``: reads its own weights and the output head it scores with."""
+        b = target.bytes_per_element
+        read = heads_.head_parameters_read_per_step(head, target)
+        return cls(float(read * b), float(heads_.head_own_parameters(head, target) * b),
+                   float(heads_.head_kv_cache_bytes_per_token(head, target)),
+                   float(constants().FLOPS_PER_PARAMETER * read),
+                   float(heads_.head_attention_flops_per_position_per_token(head, target)))
+
+    @classmethod
+    def nothing(cls) -> PassCoefficients:
+        """No pass at all (n-gram lookup)."""
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def flops_per_position(self, kv_length):
+        """``f_dense + f_attn n``: FLOPs for one query position at KV length n."""
+        return self.dense_flops_per_position + self.attention_flops_per_token * kv_length
+
+
+def drafter_kind(name: str) -> str:
+    """``model``, ``head`` or ``ngram``; unknown names raise SpecModelError."""
+    if name == NGRAM:
+        return "ngram"
+    if name in heads_.head_catalog():
+        return "head"
+    if name in architecture_catalog():
+        return "model"
+    raise SpecModelError(f"unknown drafter {name!r}; allowed: {', '.join(all_drafter_names())}")
+
+
+def all_drafter_names() -> tuple[str, ...]:
+    """Every drafter name, for any target."""
+    return (*architecture_catalog(), NGRAM, *heads_.head_catalog())
+
+
+def draft_models_for(target: str) -> tuple[str, ...]:
+    """Catalogue models that can draft for ``target``, smallest first: same vocabulary,
+    fewer parameters."""
+    t = get_architecture(target)
+    size = arch_.parameter_count(t)
+    fit = [(arch_.parameter_count(a), k) for k, a in architecture_catalog().items()
+           if a.vocab_size == t.vocab_size and arch_.parameter_count(a) < size]
+    return tuple(k for _, k in sorted(fit))
+
+
+def drafter_names(target: str) -> tuple[str, ...]:
+    """Every drafter that can serve ``target``: its draft models, ``ngram``, then the heads."""
+    return (*draft_models_for(target), NGRAM, *heads_.head_catalog())
+
+
+def check_drafter(name, target: str, kinds: tuple[str, ...] = KINDS) -> str:
+    """``name`` if it is a drafter of one of ``kinds`` for ``target``; else SpecModelError
+    naming what is allowed."""
+    allowed = [d for d in drafter_names(target) if drafter_kind(d) in kinds]
+    if not isinstance(name, str) or name not in allowed:
+        why = ""
+        if isinstance(name, str) and name in architecture_catalog() and "model" in kinds:
+            a, t = get_architecture(name), get_architecture(target)
+            why = (f" (a draft model must share the target's vocabulary, {t.vocab_size} tokens, and be smaller; "
+                   f"{name} has {a.vocab_size} tokens and {arch_.parameter_count(a) / 1e9:.2f}B parameters)")
+        raise SpecModelError(f"drafter {name!r} cannot draft for {target}{why}; allowed: {', '.join(allowed)}")
+    return name
+
+
+def drafter_coefficients(name: str, target: str) -> PassCoefficients:
+    """Pass coefficients of drafter ``name`` serving ``target``."""
+    kind = drafter_kind(name)
+    if kind == "ngram":
+        return PassCoefficients.nothing()
+    if kind == "head":
+        return PassCoefficients.of_head(heads_.head_catalog()[name], get_architecture(target))
+    return PassCoefficients.of_model(get_architecture(name))
+
+
+def drafter_label(name: str) -> str:
+    """A drafter's display name: the model's or head's name, or ``n-gram lookup``."""
+    kind = drafter_kind(name)
+    if kind == "ngram":
+        return "n-gram lookup"
+    if kind == "head":
+        return heads_.head_catalog()[name].name
+    return get_architecture(name).name

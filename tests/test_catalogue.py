@@ -1,0 +1,207 @@
+"""The hardware and model catalogue against its sources: datasheets, config.json files, model cards."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from specmodel import architecture as a
+from specmodel.errors import SpecModelError
+from specmodel.specs import Architecture, architecture_catalog, get_architecture, get_hardware, hardware_catalog
+
+URL = re.compile(r"https://\S+")
+MODELS = list(architecture_catalog())
+HARDWARE = list(hardware_catalog())
+
+# --------------------------------------------------------------------------- models
+
+#: config.json fields of every model, as the hub's config.json files state them:
+#: key: (model_type, L, D, N, K, H, F, V, tied). H is None where config.json has no head_dim.
+CONFIGS = {
+    "qwen3-0.6b": ("qwen3", 28, 1024, 16, 8, 128, 3072, 151936, True),
+    "qwen3-1.7b": ("qwen3", 28, 2048, 16, 8, 128, 6144, 151936, True),
+    "qwen3-4b": ("qwen3", 36, 2560, 32, 8, 128, 9728, 151936, True),
+    "qwen3-8b": ("qwen3", 36, 4096, 32, 8, 128, 12288, 151936, False),
+    "qwen3-14b": ("qwen3", 40, 5120, 40, 8, 128, 17408, 151936, False),
+    "qwen3-32b": ("qwen3", 64, 5120, 64, 8, 128, 25600, 151936, False),
+    "llama-3.1-8b": ("llama", 32, 4096, 32, 8, None, 14336, 128256, False),
+    "llama-3.2-1b": ("llama", 16, 2048, 32, 8, 64, 8192, 128256, True),
+    "llama-3.2-3b": ("llama", 28, 3072, 24, 8, 128, 8192, 128256, True),
+}
+
+#: The anchor's tolerance: the computed count lies within 1 % of the model card's total.
+TOLERANCE = 0.01
+#: Where the card's figure is too coarse for 1 %: its rounding half-interval, in parameters.
+#: Qwen3-1.7B's card says "1.7B" for 1,720,574,976 parameters (1.7206e9 rounded to 0.1e9,
+#: residual +1.2 %), so the anchor there is the interval [1.65e9, 1.75e9) the card admits.
+ROUNDING_ONLY = {"qwen3-1.7b": 0.05e9}
+
+
+def _raw_models() -> dict:
+    return tomllib.loads(resources.files("specmodel.data").joinpath("models.toml").read_text(encoding="utf-8"))
+
+
+def test_the_catalogue_holds_exactly_the_listed_models_target_first():
+    assert MODELS[0] == "qwen3-8b"  # the default target
+    assert sorted(MODELS) == sorted(CONFIGS)
+
+
+@pytest.mark.parametrize("key", MODELS)
+def test_config_fields_are_the_config_json_values(key):
+    m = get_architecture(key)
+    model_type, layers, d, n, k, h, f, v, tied = CONFIGS[key]
+    got = (m.model_type, m.num_hidden_layers, m.hidden_size, m.num_attention_heads, m.num_key_value_heads,
+           m.intermediate_size, m.vocab_size, m.tie_word_embeddings, m.torch_dtype, m.attention_bias)
+    assert got == (model_type, layers, d, n, k, f, v, tied, "bfloat16", False)
+    assert m.head_dim == (d // n if h is None else h)
+    # a field config.json lacks is lacking here too, not filled in by hand
+    assert ("head_dim" in _raw_models()[key]) == (h is not None)
+
+
+@pytest.mark.parametrize("key", MODELS)
+def test_parameter_count_matches_the_published_total(key):
+    m = get_architecture(key)
+    published = m.published_parameters.value
+    computed = a.parameter_count(m)
+    residual = (computed - published) / published
+    allowed = max(TOLERANCE, ROUNDING_ONLY.get(key, 0) / published)
+    assert abs(residual) <= allowed, (
+        f"{key}: computed {computed:,} parameters vs published {published:,.0f}: residual {residual:+.2%} "
+        f"(allowed {allowed:.1%}; {m.published_parameters.source})")
+    if key in ROUNDING_ONLY:  # the wider interval is only for a figure that 1 % cannot anchor
+        assert abs(residual) > TOLERANCE, f"{key}: residual {residual:+.2%}; drop it from ROUNDING_ONLY"
+
+
+def test_llama_counts_equal_the_safetensors_totals():
+    # The hub's safetensors metadata gives the exact totals of the Llama checkpoints.
+    assert a.parameter_count(get_architecture("llama-3.1-8b")) == 8_030_261_248
+    assert a.parameter_count(get_architecture("llama-3.2-1b")) == 1_235_814_400
+    assert a.parameter_count(get_architecture("llama-3.2-3b")) == 3_212_749_824
+
+
+@pytest.mark.parametrize("key", MODELS)
+def test_kv_cache_bytes_per_token_from_config_fields(key):
+    m = get_architecture(key)
+    assert m.bytes_per_element == 2  # bfloat16
+    assert a.kv_cache_bytes_per_token(m) == 2 * m.num_hidden_layers * m.num_key_value_heads * m.head_dim * 2
+
+
+def test_kv_cache_bytes_per_token_by_hand():
+    # 2 (K and V) x L x K x H x 2 bytes, from each config.json
+    assert a.kv_cache_bytes_per_token(get_architecture("qwen3-8b")) == 2 * 36 * 8 * 128 * 2 == 147456
+    assert a.kv_cache_bytes_per_token(get_architecture("qwen3-0.6b")) == 2 * 28 * 8 * 128 * 2 == 114688
+    # Llama-3.1-8B's config.json has no head_dim: 4096 / 32 = 128
+    assert a.kv_cache_bytes_per_token(get_architecture("llama-3.1-8b")) == 2 * 32 * 8 * 128 * 2 == 131072
+    assert a.kv_cache_bytes_per_token(get_architecture("llama-3.2-1b")) == 2 * 16 * 8 * 64 * 2 == 32768
+
+
+def test_qwen3_adds_q_and_k_norms_llama_does_not():
+    q = get_architecture("qwen3-8b")
+    as_llama = q.model_copy(update={"model_type": "llama"})
+    assert a.norm_parameters_per_layer(q) == 2 * 4096 + 2 * 128
+    assert a.norm_parameters_per_layer(as_llama) == 2 * 4096
+    assert a.parameter_count(q) - a.parameter_count(as_llama) == 36 * 2 * 128
+
+
+def _record(key: str, **changes) -> dict:
+    return {"key": key, **_raw_models()[key], **changes}
+
+
+def test_head_dim_defaults_to_hidden_size_over_heads():
+    raw = _record("llama-3.1-8b")
+    assert "head_dim" not in raw
+    assert Architecture(**raw).head_dim == 128
+    assert isinstance(Architecture(**raw).head_dim, int)
+    assert Architecture(**{**raw, "head_dim": 64}).head_dim == 64  # a stated head_dim wins
+    with pytest.raises(ValidationError, match="not a multiple"):
+        Architecture(**{**raw, "hidden_size": 4100})
+
+
+def test_attention_bias_is_rejected():
+    with pytest.raises(ValidationError, match="attention_bias"):
+        Architecture(**_record("qwen3-8b", attention_bias=True))
+
+
+def test_architecture_records_are_strict():
+    with pytest.raises(ValidationError):
+        Architecture(**_record("qwen3-8b", rope_theta=1e6))  # extra="forbid"
+    with pytest.raises(ValidationError):
+        Architecture(**_record("qwen3-8b", model_type="mistral"))
+    with pytest.raises(ValidationError):
+        Architecture(**_record("qwen3-8b", published_parameters={"value": 0, "source": "x"}))
+    with pytest.raises(ValidationError):
+        Architecture(**_record("qwen3-8b", published_parameters={"value": 8.2e9, "source": ""}))
+    with pytest.raises(ValidationError):
+        get_architecture("qwen3-8b").hidden_size = 1  # frozen
+
+
+def test_published_parameters_are_read_by_the_catalogue_test_only():
+    package = Path(a.__file__).parent
+    readers = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")
+                     if "published_parameters" in p.read_text(encoding="utf-8"))
+    assert readers == ["specs.py"]
+
+
+@pytest.mark.parametrize("key", MODELS)
+def test_every_model_number_has_a_source(key):
+    m = get_architecture(key)
+    repo = {"qwen3": "Qwen", "llama": "meta-llama"}[m.model_type]
+    assert re.fullmatch(rf"https://huggingface\.co/{repo}/{re.escape(m.name)}/blob/main/config\.json", m.source)
+    assert URL.search(m.published_parameters.source)
+
+
+# --------------------------------------------------------------------------- hardware
+
+#: Datasheet figures: key, HBM/GDDR bandwidth (B/s), dense BF16 peak (FLOP/s), memory (B).
+DATASHEETS = [
+    ("h100-sxm", 3.35e12, 989.4e12, 80e9),
+    ("h200", 4.8e12, 989.4e12, 141e9),
+    ("b200", 8e12, 2250e12, 180e9),  # DGX B200: 64 TB/s and 1,440 GB over 8 GPUs; HGX: 4.5 PFLOPS sparse / 2
+    ("a100-80gb", 2.039e12, 312e12, 80e9),
+    ("mi300x", 5.3e12, 1307.4e12, 192e9),
+    ("l40s", 864e9, 362.05e12, 48e9),  # datasheet: 733 TFLOPS with sparsity
+]
+
+
+def test_the_catalogue_holds_exactly_the_listed_accelerators_default_first():
+    assert HARDWARE == [row[0] for row in DATASHEETS]
+
+
+@pytest.mark.parametrize(("key", "bandwidth", "flops", "capacity"), DATASHEETS, ids=[r[0] for r in DATASHEETS])
+def test_hardware_figures_equal_the_datasheets(key, bandwidth, flops, capacity):
+    hw = get_hardware(key)
+    assert (hw.memory_bandwidth.value, hw.peak_flops.value, hw.memory_capacity.value) == (bandwidth, flops, capacity)
+    assert (hw.memory_bandwidth.unit, hw.peak_flops.unit, hw.memory_capacity.unit) == ("B/s", "FLOP/s", "B")
+
+
+@pytest.mark.parametrize("key", HARDWARE)
+def test_every_hardware_number_cites_a_url(key):
+    hw = get_hardware(key)
+    for field in ("memory_bandwidth", "peak_flops", "memory_capacity"):
+        assert URL.search(getattr(hw, field).source), f"{key}.{field} cites no URL"
+    assert "dense" in hw.peak_flops.source, f"{key}: the peak must be the dense BF16 figure, and say so"
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_every_key_is_lower_case():
+    for key in MODELS + HARDWARE:
+        assert key == key.lower()
+
+
+def test_unknown_hardware_lists_the_known_keys():
+    with pytest.raises(SpecModelError, match=r"unknown hardware 'h100'") as err:
+        get_hardware("h100")
+    assert all(key in str(err.value) for key in HARDWARE)
+
+
+def test_unknown_model_lists_the_known_keys():
+    with pytest.raises(SpecModelError, match=r"unknown model 'qwen3-9b'") as err:
+        get_architecture("qwen3-9b")
+    assert all(key in str(err.value) for key in MODELS)
