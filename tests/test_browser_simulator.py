@@ -208,3 +208,35 @@ def test_without_javascript_the_defaults_are_there(browser, site_server):
     assert shown == {k: text[k] for k in READOUT_AXES}
     assert page.text_content("[data-log]") == text["log"]
     context.close()
+
+
+def _unfit_rungs(page) -> list[str]:
+    return [r.get_attribute("data-concurrency") for r in page.locator("[data-ladder] .is-unfit").all()]
+
+
+def test_ladder_marks_the_rungs_that_do_not_fit_on_one_card(sim):
+    ladder_b = np.array(axes()["concurrency"])
+    for drafter, context in (("qwen3-0.6b", "2048"), ("ngram", "2048"), ("eagle", "8192"), ("qwen3-1.7b", "16384")):
+        sim.check(f"[name=drafter][value=\"{drafter}\"]")
+        sim.select_option("[name=context]", context)
+        fits = evaluate(concurrency=ladder_b, context=int(context), drafter=drafter).fits
+        assert _unfit_rungs(sim) == [str(b) for b, f in zip(ladder_b, fits) if not f], (drafter, context)
+    sim.check("[name=drafter][value=\"qwen3-0.6b\"]")
+    sim.select_option("[name=context]", "2048")
+    assert _unfit_rungs(sim)[0] == "128"  # 64 sequences fit with the draft model, 128 do not
+
+
+def test_fits_readout_follows_the_setting(sim):
+    assert sim.text_content("[data-fits]") == "yes"
+    sim.select_option("[name=concurrency]", "128")
+    assert sim.text_content("[data-fits]").startswith("no")
+    sim.check("[name=drafter][value=\"eagle-32k\"]")  # a head's one-layer cache leaves room for 128
+    assert sim.text_content("[data-fits]") == "yes"
+    assert_matches_model(sim, {**DEFAULT, "concurrency": 128, "drafter": "eagle-32k"})
+
+
+def test_a_head_keeps_its_speedup_at_64_sequences(sim):
+    sim.select_option("[name=concurrency]", "64")
+    sim.check("[name=drafter][value=eagle]")
+    assert shown_number(readouts(sim)["speedup"]) > 1.0
+    assert "is-loss" not in sim.get_attribute("[data-simulator]", "class")

@@ -14,7 +14,7 @@ REQUIRED_KEYS = {
     "speedup", "spec_tokens_per_s", "base_tokens_per_s", "mean_acceptance_length", "per_position",
     "draft_share", "arithmetic_ratio", "verify_idle", "verify_gib", "verify_tflop", "verify_memory_ms",
     "verify_compute_ms", "target_weights_gib", "draft_weight_fraction", "target_kv_kib", "draft_kv_kib",
-    "accepted_throughput", "drafted_throughput",
+    "accepted_throughput", "drafted_throughput", "fits", "max_concurrency", "max_concurrency_without_draft",
 }
 
 
@@ -90,3 +90,42 @@ def test_sweep_bad_extension_writes_nothing(tmp_path):
 def test_calibrate_command(root):
     out = run("calibrate", "--markdown", cwd=root)
     assert out.returncode == 0 and out.stdout.startswith("| scenario |")
+
+
+def test_point_takes_hardware_and_target_by_name():
+    out = run("point", "--hardware", "b200", "--target", "llama-3.1-8b", "--drafter", "llama-3.2-1b",
+              "--concurrency", "256", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    ev = evaluate(concurrency=256, drafter="llama-3.2-1b", hardware="b200", target="llama-3.1-8b")
+    assert data["speedup"] == pytest.approx(float(ev.speedup))
+    assert data["fits"] is bool(ev.fits) and data["max_concurrency"] == int(ev.max_concurrency)
+    assert data["max_concurrency_without_draft"] > data["max_concurrency"]
+
+
+def test_point_reports_a_scenario_that_does_not_fit():
+    data = json.loads(run("point", "--concurrency", "1024", "--json").stdout)
+    assert data["fits"] is False
+    rows = [line.split() for line in run("point", "--concurrency", "1024").stdout.splitlines()]
+    assert ["Fits", "on", "the", "card", "no"] in rows
+
+
+@pytest.mark.parametrize("args", [["--drafter", "eagle"], ["--drafter", "eagle-32k"], ["--drafter", "mtp"],
+                                  ["--target", "qwen3-32b", "--drafter", "qwen3-4b"], ["--hardware", "mi300x"]])
+def test_point_accepts_every_kind_of_drafter_and_deployment(args):
+    out = run("point", *args, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["speedup"] > 0
+
+
+def test_sweep_takes_hardware_and_target(tmp_path):
+    target = tmp_path / "g.parquet"
+    out = run("sweep", "--out", str(target), "--hardware", "l40s", "--target", "llama-3.1-8b")
+    assert out.returncode == 0, out.stderr
+    frame = pd.read_parquet(target)
+    assert set(frame["drafter"]) == {"llama-3.2-1b", "llama-3.2-3b", "ngram", "eagle", "eagle-32k", "mtp"}
+    assert len(frame) == 11 * 8 * 10 * 6 * 2 * 10 and "fits" in frame
+    row = frame[(frame.concurrency == 64) & (frame.context == 2048) & (frame.gamma == 4) & (frame.drafter == "ngram")
+                & (frame.acceptance == "falling") & (frame.alpha == 0.75)].iloc[0]
+    ev = evaluate(concurrency=64, drafter="ngram", hardware="l40s", target="llama-3.1-8b")
+    assert row["speedup"] == pytest.approx(float(ev.speedup)) and bool(row["fits"]) == bool(ev.fits)

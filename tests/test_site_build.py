@@ -160,3 +160,103 @@ def test_a_failing_notebook_cell_fails_the_build(tmp_path):
                             text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode != 0
     assert "this cell fails on purpose" in result.stderr + result.stdout
+
+
+def _build_with_config(tmp_path: Path, config_text: str, name: str = "h200.toml") -> subprocess.CompletedProcess:
+    config = tmp_path / name
+    config.write_text(config_text)
+    return subprocess.run([sys.executable, "build_figures.py", "--config", str(config), "--out",
+                           str(tmp_path / "proj" / "docs" / "generated")], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_path):
+    """The issue's check: with the card swapped to H200 the site's numbers follow it."""
+    copy = tmp_path / "proj"
+    shutil.copytree(ROOT / "docs", copy / "docs", ignore=shutil.ignore_patterns("generated"))
+    shutil.copytree(ROOT / "hooks", copy / "hooks")
+    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    shutil.copytree(ROOT / "tests" / "data", copy / "tests" / "data")  # the notebook reads the calibration table
+    result = _build_with_config(tmp_path, '[deployment]\nhardware = "h200"\n')
+    assert result.returncode == 0, result.stderr
+    h100 = {k: v for k, v in article_numbers().items()}
+    h200 = json.loads((copy / "docs" / "generated" / "numbers.json").read_text())
+    assert h200["hardware_name"]["text"] == "NVIDIA H200 SXM 141 GB"
+    # Memory-bound passes scale with bandwidth (4.8 / 3.35 TB/s), so throughput does...
+    ratio = 4.8e12 / 3.35e12
+    assert h200["base_tps_b1"]["value"] == pytest.approx(h100["base_tps_b1"].value * ratio, rel=1e-9)
+    assert h200["spec_tps_b1"]["value"] == pytest.approx(h100["spec_tps_b1"].value * ratio, rel=1e-9)
+    assert h200["verify_mem_ms_b1"]["value"] == pytest.approx(h100["verify_mem_ms_b1"].value / ratio, rel=1e-9)
+    # ...and the speedup at one sequence does not; capacity follows the card's 141 GB.
+    assert h200["speedup_b1"]["text"] == h100["speedup_b1"].text
+    assert h200["usable_gib"]["value"] == pytest.approx(141e9 * 0.9)
+    assert h200["max_b_plain"]["value"] > 2 * h100["max_b_plain"].value
+    assert h200["ridge_intensity"]["text"] != h100["ridge_intensity"].text
+    # The simulator's data and the settings file follow too.
+    settings = json.loads((copy / "docs" / "generated" / "settings.json").read_text())
+    assert settings["deployment"]["hardware"] == "h200"
+    assert (copy / "docs" / "generated" / "data" / "simulator.bin").read_bytes() != \
+        (ROOT / "docs" / "generated" / "data" / "simulator.bin").read_bytes()
+    # The built article names the H200 and quotes its numbers.
+    site = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=copy, capture_output=True,
+                          text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert site.returncode == 0, site.stderr[-3000:]
+    page = (copy / "site" / "index.html").read_text()
+    assert "NVIDIA H200 SXM 141 GB" in page
+    assert "H100" not in page.replace("H100, H200 and B200 side by side", "")  # the link to the comparison page
+    assert f"{h200['spec_tps_b1']['text']} tokens/s" in page and h200["usable_gib"]["text"] in page
+
+
+def test_a_config_with_another_model_pair_and_constant(tmp_path):
+    result = _build_with_config(tmp_path, "deployment:\n  target: llama-3.1-8b\n  draft: llama-3.2-1b\n"
+                                          "  big_draft: llama-3.2-3b\nconstants:\n  GPU_MEMORY_UTILIZATION: 0.95\n",
+                                "llama.yaml")
+    assert result.returncode == 0, result.stderr
+    generated = tmp_path / "proj" / "docs" / "generated"
+    numbers = json.loads((generated / "numbers.json").read_text())
+    assert numbers["target_name"]["text"] == "Llama-3.1-8B" and numbers["draft_name"]["text"] == "Llama-3.2-1B"
+    assert numbers["gpu_memory_utilization"]["text"] == "95%"
+    assert "Llama-3.2-1B" in (generated / "tables" / "footprint.md").read_text()
+    assert "set by the config" in (generated / "tables" / "constants.md").read_text()
+    sim = json.loads((generated / "data" / "simulator.json").read_text())
+    assert sim["axes"]["drafter"][:2] == ["llama-3.2-1b", "llama-3.2-3b"]
+    # The calibration table is always the article's deployment against the article.
+    assert (generated / "tables" / "calibration.md").read_text() == \
+        (ROOT / "docs" / "generated" / "tables" / "calibration.md").read_text()
+
+
+def test_a_bad_config_fails_the_build_and_writes_nothing(tmp_path):
+    result = _build_with_config(tmp_path, '[deployment]\nhardware = "h100"\n')
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "unknown hardware 'h100'; allowed: h100-sxm" in result.stderr
+    assert not (tmp_path / "proj" / "docs" / "generated").exists()
+
+
+def test_ladder_and_breakeven_map_mark_what_does_not_fit():
+    import numpy as np
+
+    from specmodel import evaluate
+    from specmodel.site import figures, figures_data
+
+    ladder = figures.ladder(figures_data.ladder())
+    trace = next(t for t in ladder.data if t.visible and t.legendgroup == "qwen3-0.6b")
+    b = np.array(trace.x)
+    fits = evaluate(concurrency=b, context=2048).fits
+    assert [s == figures.UNFIT_SYMBOL for s in trace.marker.symbol] == [not f for f in fits]
+    assert (~fits).any() and fits.any()
+
+    breakeven = figures.breakeven_map(figures_data.breakeven_map())
+    boxes = next(t for t in breakeven.data if t.visible and t.name == "does not fit on one card")
+    data = figures_data.breakeven_map()
+    unfit = data[(data.drafter == "qwen3-0.6b") & ~data.fits]
+    assert sorted(zip(boxes.x, boxes.y)) == sorted(zip(unfit.concurrency.astype(str), unfit.context.astype(str)))
+
+
+def test_hardware_page_compares_three_cards_side_by_side():
+    from specmodel.site import figures, figures_data
+
+    fig = figures.hardware_ladders(figures_data.hardware_ladders())
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[:3] == ["NVIDIA H100 SXM5 80 GB", "NVIDIA H200 SXM 141 GB", "NVIDIA B200 SXM 180 GB (HGX/DGX B200)"]
+    axes = {t.xaxis for t in fig.data if t.visible and t.legendgroup == "qwen3-0.6b"}
+    assert axes == {"x", "x2", "x3"}
+    assert "hardware.md" in (ROOT / "mkdocs.yml").read_text()

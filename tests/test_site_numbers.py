@@ -94,3 +94,32 @@ def test_bigger_draft(article):
     m = re.search(r"falls from ([\d.]+)x to ([\d.]+)x", article)
     assert m
     assert _matches(m.group(2), float(evaluate(drafter="qwen3-1.7b").speedup))
+
+
+def test_the_reachable_batch_with_and_without_the_draft(article):
+    m = re.search(r"one card holds ([\d,]+) sequences decoding plainly but only ([\d,]+) with the draft: (\d+)% fewer",
+                  article)
+    assert m, "capacity sentence not found"
+    ev = evaluate(context=2048)
+    assert int(_num(m.group(1))) == int(ev.max_concurrency_without_draft)
+    assert int(_num(m.group(2))) == int(ev.max_concurrency)
+    assert _matches(m.group(3), 100 * (1 - float(ev.max_concurrency) / float(ev.max_concurrency_without_draft)))
+
+
+def test_which_of_the_articles_scenarios_do_not_fit(article):
+    m = re.search(r"From ([\d,]+) sequences at a 2,048-token prompt, target and draft need more than one card", article)
+    assert m
+    b = int(_num(m.group(1)))
+    assert not bool(evaluate(concurrency=b).fits) and bool(evaluate(concurrency=b // 2).fits)
+    m = re.search(r"The 64 sequences at 8,192 tokens of the previous section need ([\d,.]+) GiB: also more than one "
+                  r"card", article)
+    ev = evaluate(concurrency=64, context=8192)
+    assert m and _matches(m.group(1), float(ev.memory_required_bytes) / 2**30) and not bool(ev.fits)
+
+
+def test_the_head_keeps_its_speedup_at_64_sequences(article):
+    m = re.search(r"drafting takes (\d+)%, and speculation still pays: ([\d.]+)x", article)
+    assert m
+    ev = evaluate(concurrency=64, drafter="eagle")
+    assert _matches(m.group(1), 100 * float(ev.draft_share)) and _matches(m.group(2), float(ev.speedup))
+    assert float(ev.speedup) > 1 > float(evaluate(concurrency=64).speedup)

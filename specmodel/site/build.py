@@ -200,7 +200,8 @@ def outputs(calibration_table: Path) -> dict[str, str | bytes]:
     files["data/simulator.bin"] = sim.blob
     files["html/simulator.html"] = simulator.simulator_html(sim)
     for name, argv in CLI_EXAMPLES.items():
-        text = command_output(argv)
+        with using(Settings()):  # the command line's own defaults, whatever the site's config
+            text = command_output(argv)
         if name == "point-json":
             text = json.dumps(json.loads(text), indent=2) + "\n"
         files[f"outputs/{name}.txt"] = text

@@ -143,10 +143,10 @@ def article_numbers() -> dict[str, Number]:
     n["arith_max"] = times(arith_ladder.max())
 
     # A better draft can be a worse deal.
-    d17_same = one(drafter="qwen3-1.7b")
+    d17_same = one(drafter=dep.big_draft)
     n["speedup_d17"] = times(d17_same.speedup)
     n["draft_share_d17"] = percent(d17_same.draft_share)
-    n["speedup_d17_a95"] = times(one(drafter="qwen3-1.7b", alpha=0.95).speedup)
+    n["speedup_d17_a95"] = times(one(drafter=dep.big_draft, alpha=0.95).speedup)
     long64 = one(concurrency=64, context=8192)
     n["draft_share_b64_t8192"] = percent(long64.draft_share)
     n["speedup_b64_t8192"] = times(long64.speedup)

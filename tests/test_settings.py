@@ -1,0 +1,94 @@
+"""Settings: constants overridable for a block or a build, and config files for authors."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from specmodel import SpecModelError, evaluate, load_settings, using
+from specmodel.settings import Constants, Settings, constants, deployment
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_declared_constant_can_be_set_and_defaults_to_its_declaration():
+    source = (ROOT / "specmodel" / "constants.py").read_text()
+    declared = [n.targets[0].id for n in ast.parse(source).body if isinstance(n, ast.Assign)]
+    assert list(Constants.model_fields) == declared
+    import specmodel.constants as c
+
+    assert Constants().model_dump() == {name: getattr(c, name) for name in declared}
+
+
+def test_the_default_deployment_is_the_articles():
+    Settings().deployment  # validates
+    d = deployment()
+    assert (d.hardware, d.target, d.draft, d.big_draft) == ("h100-sxm", "qwen3-8b", "qwen3-0.6b", "qwen3-1.7b")
+
+
+def test_using_overrides_a_constant_for_a_block_only():
+    before = float(evaluate().spec_tokens_per_s)
+    with using(MEMORY_EFFICIENCY=0.4):
+        assert constants().MEMORY_EFFICIENCY == 0.4
+        assert float(evaluate().spec_tokens_per_s) < before
+    assert float(evaluate().spec_tokens_per_s) == before
+
+
+def test_using_rejects_bad_constants():
+    with pytest.raises(SpecModelError, match="unknown setting 'NOPE'"):
+        with using(NOPE=1):
+            pass
+    with pytest.raises(SpecModelError, match="MEMORY_EFFICIENCY"):
+        with using(MEMORY_EFFICIENCY=1.5):
+            pass
+
+
+def test_a_deployment_switches_the_defaults():
+    settings = Settings.model_validate({"deployment": {"hardware": "h200", "target": "llama-3.1-8b",
+                                                       "draft": "llama-3.2-1b", "big_draft": "llama-3.2-3b"}})
+    with using(settings):
+        ev = evaluate()
+        assert float(ev.speedup) == float(evaluate(drafter="llama-3.2-1b", hardware="h200", target="llama-3.1-8b").speedup)
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".yaml"])
+def test_config_files_in_toml_and_yaml(tmp_path, suffix):
+    text = {".toml": '[deployment]\nhardware = "h200"\n[constants]\nGENERATED_TOKENS = 512\n',
+            ".yaml": "deployment:\n  hardware: h200\nconstants:\n  GENERATED_TOKENS: 512\n"}[suffix]
+    path = tmp_path / f"c{suffix}"
+    path.write_text(text)
+    settings = load_settings(path)
+    assert settings.deployment.hardware == "h200" and settings.constants.GENERATED_TOKENS == 512
+    assert settings.deployment.target == "qwen3-8b" and settings.constants.MEMORY_EFFICIENCY == 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('[deployment]\nhardware = "h100"\n', "unknown hardware 'h100'; allowed: h100-sxm, h200, b200"),
+        ('[deployment]\ntarget = "qwen3-8b"\ndraft = "llama-3.2-1b"\n', "must share the target's vocabulary"),
+        ('[deployment]\ndraft = "ngram"\n', "drafter 'ngram' cannot draft for qwen3-8b"),
+        ('[constants]\nMEMORY_EFF = 0.5\n', "unknown setting 'constants.MEMORY_EFF'; allowed: MEMORY_EFFICIENCY"),
+        ('[constants]\nMEMORY_EFFICIENCY = 2\n', "constants.MEMORY_EFFICIENCY"),
+        ('[constants]\nGENERATED_TOKENS = "many"\n', "constants.GENERATED_TOKENS"),
+        ('[gpu]\nname = "x"\n', "unknown setting 'gpu'; allowed: constants, deployment"),
+        ('[deployment\n', "is not valid TOML"),
+    ],
+)
+def test_bad_config_is_one_clear_error(tmp_path, text, needle):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(SpecModelError) as info:
+        load_settings(path)
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_config_file_must_exist_and_have_a_known_format(tmp_path):
+    with pytest.raises(SpecModelError, match="is not a file"):
+        load_settings(tmp_path / "missing.toml")
+    (tmp_path / "c.json").write_text("{}")
+    with pytest.raises(SpecModelError, match="allowed: .toml, .yaml, .yml"):
+        load_settings(tmp_path / "c.json")
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    with pytest.raises(SpecModelError, match="must be a table of settings"):
+        load_settings(tmp_path / "list.yaml")
