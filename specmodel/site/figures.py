@@ -79,7 +79,7 @@ def ladder(data: pd.DataFrame, default_context: int = 2048) -> go.Figure:
     x = data["concurrency"]
     always = [len(fig.data)]
     th.reference_line(fig, 1.0, x.min(), x.max())
-    fig.add_annotation(xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="top", showarrow=False,
+    fig.add_annotation(xref="paper", yref="paper", x=1, y=0.02, xanchor="right", yanchor="bottom", showarrow=False,
                        text="open markers: does not fit on one card", font={"size": 11})
     steps = _visibility_steps([f"{c:,}" for c in contexts], groups, always, "context")
     fig.update_layout(
@@ -118,8 +118,9 @@ def hardware_ladders(data: pd.DataFrame, default_context: int = 2048) -> go.Figu
     fig.update_xaxes(**th.log2_axis([2**i for i in range(0, 11, 2)]), title_text="concurrent sequences")
     fig.update_yaxes(range=[0, float(data["speedup"].max()) * 1.08], ticksuffix="x")
     fig.update_yaxes(title_text="speedup over plain decoding", row=1, col=1)
-    fig.update_layout(sliders=[_slider(steps, contexts.index(default_context), "context (prompt tokens): ")],
-                      legend={"y": 1.2, "orientation": "h"}, margin={"t": 96})
+    slider = _slider(steps, contexts.index(default_context), "context (prompt tokens): ")
+    slider["pad"] = {"t": 72}
+    fig.update_layout(sliders=[slider], legend={"y": 1.2, "orientation": "h"}, margin={"t": 96})
     return fig
 
 
@@ -359,7 +360,7 @@ def breakeven_map(data: pd.DataFrame, default: str | None = None) -> go.Figure:
     buttons = []
     for drafter, group in zip(drafters, groups):
         visible = [i in group for i in range(len(fig.data))]
-        buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.drafter_label(drafter)})
+        buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.drafter_short_label(drafter)})
     fig.update_layout(
         updatemenus=[{"type": "buttons", "direction": "right", "buttons": buttons, "active": drafters.index(default),
                       "x": 0, "y": 1.14, "xanchor": "left", "showactive": True}],

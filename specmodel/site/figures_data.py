@@ -69,7 +69,8 @@ def hardware_ladders() -> pd.DataFrame:
     for key in COMPARED_HARDWARE:
         frame = _ladder_frame(key, COMPARED_CONTEXTS, (deployment().draft, "ngram", "eagle-32k"))
         frame.insert(0, "hardware", key)
-        frame.insert(1, "hardware_name", get_hardware(key).name)
+        hw = get_hardware(key)
+        frame.insert(1, "hardware_name", f"{key.upper()}, {hw.memory_capacity.value / 1e9:.0f} GB")
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 

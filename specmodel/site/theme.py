@@ -88,3 +88,11 @@ def drafter_label(name: str) -> str:
     """The legend label of a drafter: ``Qwen3-0.6B draft``, ``n-gram lookup``, ``EAGLE head``."""
     label = drafters.drafter_label(name)
     return label + " draft" if drafters.drafter_kind(name) == "model" else label
+
+
+def drafter_short_label(name: str) -> str:
+    """A drafter's name for a button: ``Qwen3-0.6B``, ``n-gram``, ``EAGLE-32K``."""
+    kind = drafters.drafter_kind(name)
+    if kind == "model":
+        return drafters.drafter_label(name)
+    return "n-gram" if kind == "ngram" else name.upper()
