@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specmodel.errors import SpecModelError
 from specmodel.drafters import check_drafter, drafter_kind
+from specmodel.errors import SpecModelError
 from specmodel.model import SCENARIO_DEFAULTS, evaluate_per_position
 from specmodel.settings import deployment as current_deployment
 from specmodel.specs import architecture_catalog

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel import acceptance as acc
-from specmodel.settings import constants
 from specmodel.errors import SpecModelError
 from specmodel.model import SCENARIO_DEFAULTS as DEFAULTS
 from specmodel.model import evaluate, evaluate_per_position
+from specmodel.settings import constants
 from specmodel.validation import MAX_GAMMA, check_integer
 from specmodel.vllm_metrics import SpecDecodeCounters, format_exposition, format_log_message, per_position_rate
 

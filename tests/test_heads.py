@@ -2,9 +2,8 @@
 
 import pytest
 
-from specmodel import evaluate
 from specmodel import architecture as arch
-from specmodel import heads
+from specmodel import evaluate, heads
 from specmodel.drafters import PassCoefficients, drafter_coefficients, drafter_names
 from specmodel.specs import get_architecture
 

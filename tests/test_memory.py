@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specmodel import evaluate, using
-from specmodel import memory
+from specmodel import evaluate, memory, using
 from specmodel.readouts import point_readouts
 from specmodel.settings import constants
 from specmodel.specs import get_hardware

@@ -21,7 +21,7 @@ def test_every_declared_constant_can_be_set_and_defaults_to_its_declaration():
 
 
 def test_the_default_deployment_is_the_articles():
-    Settings().deployment  # validates
+    assert Settings().deployment == deployment()  # the default validates and is the one in force
     d = deployment()
     assert (d.hardware, d.target, d.draft, d.big_draft) == ("h100-sxm", "qwen3-8b", "qwen3-0.6b", "qwen3-1.7b")
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from specmodel.site.build import FIGURES, main as build_main, outputs
+from specmodel.site.build import FIGURES, outputs
+from specmodel.site.build import main as build_main
 from specmodel.site.numbers import article_numbers
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -348,7 +348,7 @@ def breakeven_map(data: pd.DataFrame, default: str | None = None) -> go.Figure:
             line={"width": 3, "color": "#1f1f1f"}, showscale=False, visible=visible, hoverinfo="skip", meta=th.REFERENCE,
             name="1.0x contour",
         ))
-        unfit = part["fits"].loc[contexts, concurrencies].to_numpy() == False  # noqa: E712 (numpy array)
+        unfit = ~part["fits"].loc[contexts, concurrencies].to_numpy(dtype=bool)
         rows, cols = np.nonzero(unfit)
         fig.add_trace(go.Scatter(
             x=[xs[c] for c in cols], y=[ys[r] for r in rows], mode="markers", visible=visible, showlegend=False,

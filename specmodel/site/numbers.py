@@ -14,12 +14,11 @@ import numpy as np
 
 from specmodel import acceptance as acc
 from specmodel import architecture as arch
-from specmodel.settings import constants
 from specmodel import heads
 from specmodel.drafters import drafter_coefficients
 from specmodel.model import defaults, evaluate
 from specmodel.readouts import GIB, KIB
-from specmodel.settings import deployment
+from specmodel.settings import constants, deployment
 from specmodel.specs import get_architecture, get_hardware
 
 
@@ -197,6 +196,14 @@ def article_numbers() -> dict[str, Number]:
     return n
 
 
+def first_where(values, mask) -> Number:
+    """The first of ``values`` where ``mask`` holds, or "more than <last>" if it never does."""
+    values, mask = np.asarray(values), np.asarray(mask, dtype=bool)
+    if mask.any():
+        return plain(values[np.argmax(mask)], 0)
+    return Number(float("nan"), f"more than {values[-1]:,}")
+
+
 def gib(value: float, decimals: int = 1) -> Number:
     return Number(float(value), f"{value / GIB:,.{decimals}f} GiB")
 
@@ -229,8 +236,7 @@ def memory_numbers() -> dict[str, Number]:
     n["draft_kv_of_total"] = percent(kv_share)
     ladder = np.array([2**i for i in range(11)])
     fits = one(concurrency=ladder).fits
-    n["ladder_first_unfit_b"] = (plain(ladder[np.argmin(fits)], 0) if not fits.all()
-                                 else Number(float("nan"), f"more than {ladder[-1]:,}"))
+    n["ladder_first_unfit_b"] = first_where(ladder, ~fits)
     eagle = one(drafter="eagle")
     n["max_b_eagle"] = plain(eagle.max_concurrency, 0)
     return n
@@ -285,12 +291,8 @@ def hardware_numbers() -> dict[str, Number]:
         n[f"speedup_b64_{card}"] = times(curve.speedup[6])
         n[f"speedup_b1024_{card}"] = times(curve.speedup[10])
         n[f"ngram_b1024_{card}"] = times(one(concurrency=1024, drafter="ngram", hardware=card).speedup)
-        losing = curve.speedup < 1
-        n[f"loss_from_b_{card}"] = (plain(ladder[np.argmax(losing)], 0) if losing.any()
-                                    else Number(float("nan"), f"beyond {ladder[-1]:,}"))
+        n[f"loss_from_b_{card}"] = first_where(ladder, curve.speedup < 1)
         n[f"max_b_draft_{card}"] = plain(d.max_concurrency, 0)
         n[f"max_b_plain_{card}"] = plain(d.max_concurrency_without_draft, 0)
-        fits = curve.fits
-        n[f"first_unfit_b_{card}"] = (plain(ladder[np.argmin(fits)], 0) if not fits.all()
-                                      else Number(float("nan"), f"more than {ladder[-1]:,}"))
+        n[f"first_unfit_b_{card}"] = first_where(ladder, ~curve.fits)
     return n

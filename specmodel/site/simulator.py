@@ -19,9 +19,9 @@ import numpy as np
 from specmodel import drafters
 from specmodel import vllm_metrics as vllm
 from specmodel.acceptance import tokens_per_iteration_pmf
-from specmodel.settings import constants
 from specmodel.model import PROFILES, defaults, evaluate
 from specmodel.readouts import BY_KEY, readout_arrays
+from specmodel.settings import constants
 from specmodel.site import theme
 from specmodel.site.figures_data import site_drafters
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specmodel import constants as declared_constants
 from specmodel import architecture as arch
+from specmodel import constants as declared_constants
 from specmodel.calibration import compare, load_table, markdown_table
 from specmodel.model import evaluate
 from specmodel.readouts import GIB, KIB
