@@ -82,6 +82,17 @@ def lm_head_parameters(arch: Architecture, vocab_size: int | None = None) -> int
     return (arch.vocab_size if vocab_size is None else vocab_size) * arch.hidden_size
 
 
+def lm_head_bytes(arch: Architecture, vocab_size: int | None = None) -> int:
+    """Bytes of the output head over ``vocab_size`` tokens (default V): ``V D b``, read in full by
+    every pass that scores the vocabulary.
+
+    >>> from specmodel.specs import get_architecture
+    >>> lm_head_bytes(get_architecture("qwen3-0.6b"))
+    311164928
+    """
+    return lm_head_parameters(arch, vocab_size) * arch.bytes_per_element
+
+
 def parameter_count(arch: Architecture) -> int:
     """Every weight: embeddings + ``L`` x (attention + MLP + norms) + the final norm ``D``.
 

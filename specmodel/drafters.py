@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from specmodel import architecture as arch_
 from specmodel import heads as heads_
 from specmodel.errors import SpecModelError
-from specmodel.settings import constants
 from specmodel.specs import Architecture, architecture_catalog, get_architecture
 
 NGRAM = "ngram"
@@ -51,7 +50,7 @@ class PassCoefficients:
         read = heads_.head_parameters_read_per_step(head, target)
         return cls(float(read * b), float(heads_.head_own_parameters(head, target) * b),
                    float(heads_.head_kv_cache_bytes_per_token(head, target)),
-                   float(constants().FLOPS_PER_PARAMETER * read),
+                   float(heads_.head_dense_flops_per_position(head, target)),
                    float(heads_.head_attention_flops_per_position_per_token(head, target)))
 
     @classmethod

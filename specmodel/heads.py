@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from specmodel import architecture as arch_
 from specmodel.errors import SpecModelError
+from specmodel.settings import constants
 from specmodel.specs import Architecture
 
 
@@ -94,7 +95,7 @@ def lm_head_bytes_per_step(head: Head, target: Architecture) -> int:
     >>> lm_head_bytes_per_step(head_catalog()["eagle-32k"], get_architecture("qwen3-8b"))
     262144000
     """
-    return arch_.lm_head_parameters(target, draft_vocabulary(head, target)) * target.bytes_per_element
+    return arch_.lm_head_bytes(target, draft_vocabulary(head, target))
 
 
 def head_kv_cache_bytes_per_token(head: Head, target: Architecture) -> int:
@@ -105,6 +106,12 @@ def head_kv_cache_bytes_per_token(head: Head, target: Architecture) -> int:
     4096
     """
     return 2 * head.decoder_layers * target.num_key_value_heads * target.head_dim * target.bytes_per_element
+
+
+def head_dense_flops_per_position(head: Head, target: Architecture) -> float:
+    """FLOPs per query position outside attention: ``FLOPS_PER_PARAMETER`` (2) per weight the
+    step reads, as :func:`specmodel.architecture.dense_flops_per_position` counts a model's."""
+    return constants().FLOPS_PER_PARAMETER * head_parameters_read_per_step(head, target)
 
 
 def head_attention_flops_per_position_per_token(head: Head, target: Architecture) -> int:

@@ -193,7 +193,7 @@ def head_costs(concurrency: int = 64) -> pd.DataFrame:
             lm = heads.lm_head_bytes_per_step(head, t)
             vocab = heads.draft_vocabulary(head, t)
         else:
-            lm = arch.lm_head_parameters(get_architecture(name)) * get_architecture(name).bytes_per_element
+            lm = arch.lm_head_bytes(get_architecture(name))
             vocab = get_architecture(name).vocab_size
         rows.append({"drafter": name, "vocabulary": vocab, "weights_read_gib": float(one.draft_weight_bytes) / GIB,
                      "lm_head_gib": lm / GIB, "lm_head_share": lm / float(one.draft_weight_bytes),

@@ -18,7 +18,9 @@ from specmodel import heads
 from specmodel.drafters import drafter_coefficients
 from specmodel.model import defaults, evaluate
 from specmodel.readouts import GIB, KIB
+from specmodel.sampling import toy_demo
 from specmodel.settings import constants, deployment
+from specmodel.site.figures_data import COMPARED_HARDWARE, SAMPLING_SEED, SAMPLING_TRIALS
 from specmodel.specs import get_architecture, get_hardware
 
 
@@ -181,9 +183,6 @@ def article_numbers() -> dict[str, Number]:
     n["falling_ratio"] = plain(constants().FALLING_RATIO)
 
     # Algorithm 1, run for real (the toy demo the sampling figure draws).
-    from specmodel.sampling import toy_demo
-    from specmodel.site.figures_data import SAMPLING_SEED, SAMPLING_TRIALS
-
     demo = toy_demo(seed=SAMPLING_SEED, trials=SAMPLING_TRIALS)
     n["sampling_trials"] = plain(demo.trials, 0)
     n["sampling_acceptance"] = plain(demo.acceptance_rate, 3)
@@ -274,8 +273,6 @@ def head_numbers() -> dict[str, Number]:
 
 def hardware_numbers() -> dict[str, Number]:
     """The deployment's model pair on each card the hardware page compares, by card key."""
-    from specmodel.site.figures_data import COMPARED_HARDWARE
-
     n: dict[str, Number] = {}
     ladder = np.array([2**i for i in range(11)])
     for card in COMPARED_HARDWARE:
