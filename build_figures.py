@@ -7,7 +7,7 @@ Thin by design: everything it writes is computed by specmodel (see specmodel/sit
 
 import sys
 
-from specmodel.site.build import main
+from sitebuild.build import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,47 +3,116 @@
 A calibration table has one row per quoted figure: the scenario (concurrency, context,
 gamma, drafter, acceptance, alpha), the ``metric`` (a readout key of
 :mod:`specmodel.readouts` or ``per_position_<j>``), the article's ``value`` and a
-``tolerance`` that is ``relative`` or ``absolute`` (``kind``).
+``tolerance`` that is ``relative`` or ``absolute`` (``kind``). The article's own table ships
+with the package (``specmodel/data/calibration.csv``, a copy of the brief's); every row is
+validated (:class:`CalibrationRow`) before anything is computed.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+from importlib import resources
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from specmodel.model import evaluate
+from specmodel.errors import SpecModelError
+from specmodel.model.evaluate import evaluate
+from specmodel.model.scenario import AXES
+from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY, readout_arrays
+from specmodel.safe_input import excerpt, read_limited_text
 
-SCENARIO_COLUMNS = ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha"]
-
-
-def load_table(path: str | Path) -> pd.DataFrame:
-    """Read a calibration CSV (empty notes stay empty strings)."""
-    return pd.read_csv(path, keep_default_na=False, dtype={"note": str})
+SCENARIO_COLUMNS = list(AXES)
+COLUMNS = (*AXES, "metric", "value", "tolerance", "kind", "note")
+PACKAGED = "calibration.csv"
 
 
-def model_values(table: pd.DataFrame) -> np.ndarray:
+class CalibrationRow(BaseModel):
+    """One quoted figure and the scenario it belongs to (scenario values are checked by the
+    model when the table is compared)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    concurrency: int
+    context: int
+    gamma: int
+    drafter: str
+    acceptance: str
+    alpha: float
+    metric: str
+    value: float = Field(allow_inf_nan=False)
+    tolerance: float = Field(ge=0, allow_inf_nan=False)
+    kind: Literal["relative", "absolute"]
+    note: str = ""
+
+    @field_validator("metric")
+    @classmethod
+    def _known_metric(cls, metric: str) -> str:
+        position = metric.removeprefix("per_position_")
+        if metric in BY_KEY or (position != metric and position.isdigit() and int(position) >= 1):
+            return metric
+        raise ValueError(f"unknown metric; allowed: {', '.join(BY_KEY)}, per_position_<j>")
+
+
+def _rows(text: str, where: str) -> list[CalibrationRow]:
+    reader = csv.DictReader(io.StringIO(text))
+    header = tuple(reader.fieldnames or ())
+    if header != COLUMNS:
+        raise SpecModelError(f"{where}: columns must be {', '.join(COLUMNS)}; got {excerpt(', '.join(header), 120)}")
+    rows = []
+    for number, record in enumerate(reader, start=2):
+        if None in record or any(v is None for v in record.values()):
+            raise SpecModelError(f"{where} line {number}: expected {len(COLUMNS)} fields")
+        try:
+            rows.append(CalibrationRow.model_validate(record))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise SpecModelError(f"{where} line {number}: {field} {excerpt(err.get('input'))}: {err['msg']}") from None
+    if not rows:
+        raise SpecModelError(f"{where} has a header but no rows")
+    return rows
+
+
+def load_table(path: str | Path | None = None) -> pd.DataFrame:
+    """A calibration table: ``path``, or the article's table shipped with the package.
+    Every row is validated; a bad file is one :class:`~specmodel.errors.SpecModelError`."""
+    if path is None:
+        text = resources.files("specmodel.data").joinpath(PACKAGED).read_text(encoding="utf-8")
+        where = f"specmodel/data/{PACKAGED}"
+    else:
+        where = f"calibration table {excerpt(str(path), 200)}"
+        text = read_limited_text(Path(path), where)
+    rows = _rows(text, where)
+    return pd.DataFrame([row.model_dump() for row in rows], columns=list(COLUMNS))
+
+
+def model_values(table: pd.DataFrame, settings: Settings | None = None) -> np.ndarray:
     """The model's value of each row's metric, in the metric's display units."""
-    ev = evaluate(*(table[c].to_numpy() for c in SCENARIO_COLUMNS))
+    ev = evaluate(**{c: table[c].to_numpy() for c in SCENARIO_COLUMNS}, settings=settings)
     readouts = readout_arrays(ev)
     out = np.empty(len(table))
     for i, metric in enumerate(table["metric"]):
         if metric.startswith("per_position_"):
-            out[i] = ev.per_position[i, int(metric.removeprefix("per_position_")) - 1]
-        elif metric in BY_KEY:
-            out[i] = readouts[metric][i]
+            j = int(metric.removeprefix("per_position_"))
+            gamma = int(table["gamma"].iloc[i])
+            if j > gamma:
+                raise SpecModelError(f"row {i + 1}: metric {metric} is past the row's gamma {gamma}")
+            out[i] = ev.per_position[i, j - 1]
         else:
-            raise KeyError(f"unknown metric {metric!r} in calibration table")
+            out[i] = readouts[metric][i]
     return out
 
 
-def compare(table: pd.DataFrame) -> pd.DataFrame:
+def compare(table: pd.DataFrame, settings: Settings | None = None) -> pd.DataFrame:
     """The table with the model's value, the relative error, the error in the row's own
     tolerance kind, the share of the tolerance used and whether the row is within it."""
     out = table.copy()
-    model = model_values(table)
+    model = model_values(table, settings)
     article = table["value"].to_numpy(dtype=float)
     relative = np.abs(model - article) / np.abs(article)
     absolute = np.abs(model - article)
@@ -58,7 +127,7 @@ def compare(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _scenario_label(row) -> str:
+def _scenario_label(row: Any) -> str:
     return f"B={row.concurrency}, T={row.context}, γ={row.gamma}, {row.drafter}, {row.acceptance}, α={row.alpha}"
 
 

@@ -2,39 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from specmodel.drafters import drafter_names
-from specmodel.model import PROFILES, evaluate
+from specmodel.model.drafters import drafter_names
+from specmodel.model.evaluate import evaluate
+from specmodel.model.scenario import AXES, GRID_AXIS_VALUES
+from specmodel.model.settings import Settings, current
 from specmodel.readouts import readout_arrays
-from specmodel.settings import deployment
 
-#: Scenario axes in the order of the DataFrame's columns.
-AXES = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha")
-
-#: The default grid: 11 x 8 x 10 x (drafters) x 2 x 10 scenarios; the drafter axis is every
-#: drafter that can serve the target (7 for Qwen3-8B: 123,200 scenarios).
-DEFAULT_GRID: dict[str, tuple | None] = {
-    "concurrency": tuple(2**i for i in range(11)),
-    "context": tuple(2**i for i in range(8, 16)),
-    "gamma": tuple(range(1, 11)),
-    "drafter": None,
-    "acceptance": PROFILES,
-    "alpha": tuple(round(0.50 + 0.05 * i, 2) for i in range(10)),
-}
+#: The default grid: 11 x 8 x 10 x (drafters) x 2 x 10 scenarios; the drafter axis (None
+#: here) is every drafter that can serve the target (7 for Qwen3-8B: 123,200 scenarios).
+DEFAULT_GRID: dict[str, tuple[Any, ...] | None] = {**GRID_AXIS_VALUES, "drafter": None}
 
 
-def grid_arrays(target: str | None = None, **axes) -> dict[str, np.ndarray]:
+def grid_arrays(target: str | None = None, settings: Settings | None = None, **axes: Any) -> dict[str, np.ndarray]:
     """The Cartesian product of the axes (defaults from DEFAULT_GRID; drafters: every one
     that can serve ``target``), flattened."""
-    default = {**DEFAULT_GRID, "drafter": drafter_names(target or deployment().target)}
+    settings = settings or current()
+    default = {**GRID_AXIS_VALUES, "drafter": drafter_names(target or settings.deployment.target)}
     values = [np.asarray(axes.get(name, default[name])) for name in AXES]
     mesh = np.meshgrid(*values, indexing="ij")
-    return {name: m.ravel() for name, m in zip(AXES, mesh)}
+    return {name: m.ravel() for name, m in zip(AXES, mesh, strict=True)}
 
 
-def sweep(hardware: str | None = None, target: str | None = None, **axes) -> pd.DataFrame:
+def sweep(hardware: str | None = None, target: str | None = None, settings: Settings | None = None,
+          **axes: Any) -> pd.DataFrame:
     """Evaluate every scenario of a grid; one row per scenario.
 
     Columns: the six axes, every readout of :data:`specmodel.readouts.READOUTS` in display
@@ -48,8 +43,9 @@ def sweep(hardware: str | None = None, target: str | None = None, **axes) -> pd.
     unknown = set(axes) - set(AXES)
     if unknown:
         raise TypeError(f"unknown axes {sorted(unknown)}; axes are {', '.join(AXES)}")
-    columns = grid_arrays(target, **axes)
-    evaluation = evaluate(**columns, hardware=hardware, target=target)
+    settings = settings or current()
+    columns = grid_arrays(target, settings, **axes)
+    evaluation = evaluate(**columns, hardware=hardware, target=target, settings=settings)
     frame = pd.DataFrame(columns)
     for key, values in readout_arrays(evaluation).items():
         frame[key] = values

@@ -1,6 +1,6 @@
 """The display layer: readouts with their labels, display units and formats.
 
-The model works in SI units (:class:`specmodel.model.Evaluation`); this module converts
+The model works in SI units (:class:`specmodel.model.evaluation.Evaluation`); this module converts
 them into the units the article, the CLI and the simulator show (GiB, KiB, ms, TFLOP,
 shares as 0..1) and formats them. It computes nothing about speculative decoding.
 """
@@ -8,14 +8,10 @@ shares as 0..1) and formats them. It computes nothing about speculative decoding
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
-
 import numpy as np
 
-from specmodel.model import Evaluation
-
-GIB = 2.0**30
-KIB = 2.0**10
+from specmodel.formatting import GIB, KIB, Style, number
+from specmodel.model.evaluation import Evaluation
 
 
 @dataclass(frozen=True)
@@ -28,7 +24,7 @@ class Readout:
     scale: float = 1.0
     unit: str = ""
     decimals: int = 2
-    style: Literal["number", "times", "percent"] = "number"
+    style: Style = "number"
 
     def value(self, evaluation: Evaluation) -> np.ndarray:
         """The readout in display units (shares stay 0..1)."""
@@ -36,12 +32,7 @@ class Readout:
 
     def format(self, value: float) -> str:
         """Text as the article and the simulator print it, e.g. ``1.94x``, ``26%``."""
-        if self.style == "times":
-            return f"{value:.{self.decimals}f}x"
-        if self.style == "percent":
-            return f"{100 * value:.{self.decimals}f}%"
-        text = f"{value:,.{self.decimals}f}"
-        return f"{text} {self.unit}" if self.unit else text
+        return number(value, self.style, self.decimals, self.unit)
 
 
 #: Every scalar readout, in the order the CLI prints them; keys are the JSON keys.

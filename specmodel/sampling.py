@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.validation import check_integer
+from specmodel.model.validation import check_integer
 
 #: How far a distribution's total may stray from 1 (float rounding of user-supplied rows).
 _SUM_TOLERANCE = 1e-6
@@ -89,6 +89,16 @@ def lk_divergence(p, q):
     """
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     return np.abs(p - (p + q) / 2.0).sum(axis=-1)
+
+
+def total_variation_distance(p, q):
+    """``TV(p, q) = 1/2 sum_x |p(x) - q(x)|`` over the last axis: how far an empirical
+    distribution lies from the one it should follow. Dimensionless, 0..1.
+
+    >>> float(total_variation_distance([0.5, 0.5], [0.25, 0.75]))
+    0.25
+    """
+    return 0.5 * np.abs(np.subtract(np.asarray(p, dtype=float), np.asarray(q, dtype=float))).sum(axis=-1)
 
 
 def residual_distribution(p, q):

@@ -41,7 +41,8 @@ def _free_port() -> int:
 
 def build_site(site_dir: Path, site_url: str = "http://127.0.0.1:8000/") -> subprocess.CompletedProcess:
     """build_figures.py, then ``mkdocs build --strict`` into ``site_dir`` for ``site_url``."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url}
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     figures = subprocess.run([sys.executable, "build_figures.py"], cwd=ROOT, capture_output=True, text=True, env=env)
     assert figures.returncode == 0, figures.stderr
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specmodel import acceptance as acc
-from specmodel.constants import FALLING_RATIO
+from specmodel.model import acceptance as acc
+from specmodel.model.constants import FALLING_RATIO
 
 alphas = st.floats(min_value=0.01, max_value=0.99)
 gammas = st.integers(min_value=1, max_value=16)

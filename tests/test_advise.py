@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate_per_position
-from specmodel.acceptance import per_position_acceptance
-from specmodel.advise import (
+from specmodel.model.acceptance import per_position_acceptance
+from specmodel.vllm.advise import (
     CLEARLY_BEATEN_GAIN_SHARE,
     MIN_GAIN,
     VERDICTS,
@@ -23,8 +23,8 @@ from specmodel.advise import (
     deployment_from_drafter,
     deployment_from_speculative_config,
 )
-from specmodel.engine import simulate, simulate_per_position
-from specmodel.vllm_metrics import format_exposition, per_position_rate
+from specmodel.vllm.engine import simulate, simulate_per_position
+from specmodel.vllm.metrics import format_exposition, per_position_rate
 
 VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 ARTICLE = per_position_acceptance(0.75, 4, 0.85)  # the article's falling profile at gamma 4

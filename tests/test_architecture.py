@@ -2,9 +2,9 @@
 
 import pytest
 
-from specmodel import architecture as a
+from specmodel.model import architecture as a
 from specmodel.errors import SpecModelError
-from specmodel.specs import architecture_catalog, get_architecture, get_hardware, hardware_catalog
+from specmodel.model.specs import architecture_catalog, get_architecture, get_hardware, hardware_catalog
 
 T8, D06, D17 = (get_architecture(k) for k in ("qwen3-8b", "qwen3-0.6b", "qwen3-1.7b"))
 
@@ -42,7 +42,7 @@ def test_tied_embeddings_are_counted_once():
 
 
 def test_flops_per_position_two_per_weight_plus_attention():
-    assert a.dense_flops_per_position(T8) == 2 * a.parameter_count(T8)
+    assert a.dense_flops_per_position(T8, 2) == 2 * a.parameter_count(T8)
     assert a.attention_flops_per_position_per_token(T8) == 4 * 36 * 32 * 128
 
 

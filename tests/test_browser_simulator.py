@@ -11,13 +11,20 @@ import pytest
 
 from specmodel import evaluate
 from specmodel.readouts import BY_KEY, readout_arrays
-from specmodel.site.simulator import READOUT_AXES, axes, default_text, expected_counters
-from specmodel.vllm_metrics import SpecDecodeCounters, format_log_message
+from sitebuild.simulator import READOUT_AXES, default_text, expected_counters
+from sitebuild.simulator import axes as simulator_axes
+from specmodel import Settings
+from specmodel.vllm.metrics import SpecDecodeCounters, format_log_message
 
 pytestmark = pytest.mark.browser
 
 READY = "[data-simulator][data-state=ready]"
-NAMES = tuple(axes())
+NAMES = tuple(simulator_axes(Settings()))
+
+
+def axes():
+    return simulator_axes(Settings())
+
 DEFAULT = {"concurrency": 1, "context": 2048, "gamma": 4, "drafter": "qwen3-0.6b", "acceptance": "falling", "alpha": 0.75}
 
 
@@ -204,7 +211,7 @@ def test_without_javascript_the_defaults_are_there(browser, site_server):
     page = context.new_page()
     page.goto(site_server)
     shown = readouts(page)
-    text = default_text()
+    text = default_text(Settings())
     assert shown == {k: text[k] for k in READOUT_AXES}
     assert page.text_content("[data-log]") == text["log"]
     context.close()

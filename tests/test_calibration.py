@@ -1,15 +1,12 @@
-"""Anchor tests: every figure the article quotes (tests/data/calibration.csv, a copy of
-shared/brief/calibration.csv), reproduced by one model with one set of constants."""
+"""Anchor tests: every figure the article quotes (specmodel/data/calibration.csv, a copy of
+shared/brief/calibration.csv, shipped with the package), reproduced by one model with one set of constants."""
 
 import re
-from pathlib import Path
-
 import pytest
 
 from specmodel.calibration import compare, load_table, markdown_table
 
-TABLE_PATH = Path(__file__).parent / "data" / "calibration.csv"
-TABLE = load_table(TABLE_PATH)
+TABLE = load_table()
 COMPARED = compare(TABLE)
 
 
@@ -35,9 +32,10 @@ def test_table_has_every_row_of_the_brief():
 
 @pytest.mark.parametrize("name", ["calibration", "constants"])
 def test_readme_generated_blocks_are_current(root, name):
-    from specmodel.site.tables import constants
+    from specmodel import Settings
+    from sitebuild.tables import constants
 
-    expected = {"calibration": markdown_table(COMPARED), "constants": constants()}[name]
+    expected = {"calibration": markdown_table(COMPARED), "constants": constants(Settings())}[name]
     text = (root / "README.md").read_text(encoding="utf-8")
     block = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", text, re.S)
     assert block, f"README.md lacks the generated {name} block"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from specmodel import architecture as a
+from specmodel.model import architecture as a
 from specmodel.errors import SpecModelError
-from specmodel.specs import Architecture, architecture_catalog, get_architecture, get_hardware, hardware_catalog
+from specmodel.model.specs import Architecture, architecture_catalog, get_architecture, get_hardware, hardware_catalog
 
 URL = re.compile(r"https://\S+")
 MODELS = list(architecture_catalog())

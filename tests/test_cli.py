@@ -40,7 +40,7 @@ def test_point_json_keys_and_values():
 
 def test_point_defaults_are_the_articles():
     data = json.loads(run("point", "--json").stdout)
-    assert data["speedup"] == pytest.approx(float(evaluate(1, 2048, 4, "qwen3-0.6b", "falling", 0.75).speedup))
+    assert data["speedup"] == pytest.approx(float(evaluate(concurrency=1, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75).speedup))
 
 
 def test_point_table_is_readable():

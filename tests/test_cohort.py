@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specmodel import acceptance as acc
-from specmodel import cohort
+from specmodel.model import acceptance as acc
+from specmodel.model import cohort
 
 
 def _pmf(alpha, gamma, ratio=1.0):

@@ -10,17 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate
-from specmodel.acceptance import tokens_per_iteration_pmf
-from specmodel.cohort import iteration_survival
-from specmodel.constants import GENERATED_TOKENS
-from specmodel.engine import engine_log, simulate, simulate_counters, simulate_per_position
-from specmodel.vllm_metrics import (
-    counters_from_log,
-    format_exposition,
-    parse_exposition,
-    parse_log,
-    per_position_rate,
-)
+from specmodel.model.acceptance import tokens_per_iteration_pmf
+from specmodel.model.cohort import iteration_survival
+from specmodel.model.constants import GENERATED_TOKENS
+from specmodel.vllm.engine import engine_log, simulate, simulate_counters, simulate_per_position
+from specmodel.vllm.logs import counters_from_log, parse_log
+from specmodel.vllm.metrics import format_exposition, per_position_rate
+from specmodel.vllm.prometheus import parse_exposition
 
 
 @pytest.mark.parametrize(("batch", "gamma"), [(1, 1), (3, 4), (17, 7)])
@@ -57,7 +53,7 @@ def test_monte_carlo_matches_the_models_expectations():
     sigma = np.sqrt(u * (1 - u) / c.num_drafts)
     assert np.all(np.abs(rates - u) < 5 * sigma + 1e-12), (rates, u)
     # iterations per sequence N: E[N] from the cohort recursion; Var N = sum_i (2i - 1) S_i - E[N]^2
-    survival = iteration_survival(tokens_per_iteration_pmf(u))
+    survival = iteration_survival(tokens_per_iteration_pmf(u), GENERATED_TOKENS)
     mean = float(survival.sum())
     sd = math.sqrt(float(((2 * np.arange(1, survival.size + 1) - 1) * survival).sum()) - mean**2)
     assert mean == pytest.approx(float(ev.expected_iterations))
@@ -75,9 +71,9 @@ def test_measured_acceptance_is_simulated_as_given():
 
 
 def test_engine_log_is_deterministic_per_seed():
-    a = engine_log(8, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=5)
-    b = engine_log(8, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=5)
-    c = engine_log(8, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=6)
+    a = engine_log(concurrency=8, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=5)
+    b = engine_log(concurrency=8, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=5)
+    c = engine_log(concurrency=8, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=6)
     assert a == b and a != c
     line, rates = a
     assert line.startswith("SpecDecoding metrics: Mean acceptance length: ")
@@ -85,7 +81,7 @@ def test_engine_log_is_deterministic_per_seed():
 
 
 def test_engine_log_throughput_is_counts_over_the_models_time():
-    line, _ = engine_log(1, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=0)
+    line, _ = engine_log(concurrency=1, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=0)
     (interval,) = parse_log(line)
     ev = evaluate()
     seconds = GENERATED_TOKENS / float(ev.spec_tokens_per_s)
@@ -94,10 +90,10 @@ def test_engine_log_throughput_is_counts_over_the_models_time():
 
 
 def test_engine_log_is_fast_for_a_large_cohort():
-    engine_log(1024, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=0)  # warm up
+    engine_log(concurrency=1024, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=0)  # warm up
     start = time.perf_counter()
     for seed in range(5):
-        engine_log(1024, 2048, 4, "qwen3-0.6b", "falling", 0.75, seed=seed)
+        engine_log(concurrency=1024, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=seed)
     assert (time.perf_counter() - start) / 5 < 0.1  # ~15 ms on a laptop; generous for loaded CI
 
 

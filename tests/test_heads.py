@@ -2,10 +2,11 @@
 
 import pytest
 
-from specmodel import architecture as arch
-from specmodel import evaluate, heads
-from specmodel.drafters import PassCoefficients, drafter_coefficients, drafter_names
-from specmodel.specs import get_architecture
+from specmodel.model import architecture as arch
+from specmodel import evaluate
+from specmodel.model import heads
+from specmodel.model.drafters import PassCoefficients, drafter_coefficients, drafter_names
+from specmodel.model.specs import get_architecture
 
 T8 = get_architecture("qwen3-8b")
 CATALOG = heads.head_catalog()
@@ -28,7 +29,7 @@ def test_eagle_head_is_one_layer_of_the_targets_shape_and_the_targets_lm_head():
 def test_a_reduced_vocabulary_shrinks_the_read_and_adds_its_own_matrix():
     small = CATALOG["eagle-32k"]
     assert heads.lm_head_bytes_per_step(small, T8) == 32000 * 4096 * 2
-    full, reduced = drafter_coefficients("eagle", "qwen3-8b"), drafter_coefficients("eagle-32k", "qwen3-8b")
+    full, reduced = drafter_coefficients("eagle", "qwen3-8b", 2), drafter_coefficients("eagle-32k", "qwen3-8b", 2)
     assert full.weight_bytes - reduced.weight_bytes == (151936 - 32000) * 4096 * 2
     # Memory: the shared LM head is the target's; the reduced one belongs to the head.
     assert reduced.resident_bytes - full.resident_bytes == 32000 * 4096 * 2
@@ -42,19 +43,19 @@ def test_mtp_head_adds_two_input_norms_to_the_eagle_structure():
 
 def test_a_head_keeps_a_one_layer_cache():
     # 2 x 1 layer x 8 KV heads x 128 x 2 bytes = 4 KiB, against 144 KiB for the target's 36 layers.
-    assert drafter_coefficients("eagle", "qwen3-8b").kv_bytes_per_token == 4096
+    assert drafter_coefficients("eagle", "qwen3-8b", 2).kv_bytes_per_token == 4096
     assert arch.kv_cache_bytes_per_token(T8) == 36 * 4096
 
 
 def test_head_cost_follows_the_target():
-    small, large = (drafter_coefficients("eagle", t) for t in ("qwen3-4b", "qwen3-32b"))
+    small, large = (drafter_coefficients("eagle", t, 2) for t in ("qwen3-4b", "qwen3-32b"))
     assert large.weight_bytes > small.weight_bytes
     llama = get_architecture("llama-3.1-8b")
     assert heads.lm_head_bytes_per_step(CATALOG["eagle"], llama) == 128256 * 4096 * 2
 
 
 def test_flops_are_two_per_weight_read():
-    c = drafter_coefficients("eagle", "qwen3-8b")
+    c = drafter_coefficients("eagle", "qwen3-8b", 2)
     assert c.dense_flops_per_position == pytest.approx(2 * c.weight_bytes / 2)
 
 
@@ -83,4 +84,4 @@ def test_at_one_sequence_the_full_vocabulary_head_reads_more_than_the_small_draf
 
 
 def test_pass_coefficients_of_nothing():
-    assert PassCoefficients.nothing() == drafter_coefficients("ngram", "qwen3-8b")
+    assert PassCoefficients.nothing() == drafter_coefficients("ngram", "qwen3-8b", 2)

@@ -5,10 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specmodel import evaluate, memory, using
+from specmodel import evaluate, using
+from specmodel.model import memory
 from specmodel.readouts import point_readouts
-from specmodel.settings import constants
-from specmodel.specs import get_hardware
+from specmodel.model.settings import current
+from specmodel.model.specs import get_hardware
 
 GIB = 2**30
 
@@ -35,8 +36,8 @@ def test_usable_memory_is_capacity_times_utilisation():
 
 def test_memory_required_adds_both_models_and_the_workspace():
     ev = evaluate(concurrency=8, context=1000)
-    tokens = 1000 + constants().GENERATED_TOKENS
-    expected = (float(ev.target_weight_bytes) + float(ev.draft_weight_bytes) + constants().WORKSPACE_BYTES
+    tokens = 1000 + current().constants.GENERATED_TOKENS
+    expected = (float(ev.target_weight_bytes) + float(ev.draft_weight_bytes) + current().constants.WORKSPACE_BYTES
                 + 8 * tokens * (float(ev.target_kv_bytes_per_token) + float(ev.draft_kv_bytes_per_token)))
     assert float(ev.memory_required_bytes) == pytest.approx(expected, rel=1e-12)
 
@@ -47,7 +48,7 @@ def test_max_concurrency_is_lower_with_a_draft_model_by_its_kv_share():
     assert without > with_draft > 0
     # Cache per sequence grows by the draft's share; the draft's weights take a little more.
     kv_t, kv_d = float(ev.target_kv_bytes_per_token), float(ev.draft_kv_bytes_per_token)
-    free = float(ev.usable_memory_bytes) - float(ev.target_weight_bytes) - constants().WORKSPACE_BYTES
+    free = float(ev.usable_memory_bytes) - float(ev.target_weight_bytes) - current().constants.WORKSPACE_BYTES
     expected = without * kv_t / (kv_t + kv_d) * (free - float(ev.draft_weight_bytes)) / free
     assert abs(with_draft - expected) <= 1.5
     # The reduction is the draft's share of the cache (44% for Qwen3-0.6B) within the weights' 2%.
@@ -85,7 +86,8 @@ def test_the_point_readouts_carry_fits_and_both_maxima():
 def test_max_concurrency_formula():
     assert int(memory.max_concurrency(100 * GIB, 20 * GIB, 2**20, context=1024, generated_tokens=0,
                                       workspace_bytes=0)) == 80
-    assert int(memory.max_concurrency(10 * GIB, 20 * GIB, 2**20, context=1024)) == 0
+    assert int(memory.max_concurrency(10 * GIB, 20 * GIB, 2**20, context=1024, generated_tokens=256,
+                                      workspace_bytes=2 * GIB)) == 0
 
 
 def test_more_memory_holds_more_sequences():

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate, evaluate_per_position
-from specmodel.acceptance import theorem_3_11_arithmetic_increase
+from specmodel.model.acceptance import theorem_3_11_arithmetic_increase
 from specmodel.grid import DEFAULT_GRID, grid_arrays, sweep
 
 LADDER = np.array(DEFAULT_GRID["concurrency"])

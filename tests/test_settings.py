@@ -6,30 +6,30 @@ from pathlib import Path
 import pytest
 
 from specmodel import SpecModelError, evaluate, load_settings, using
-from specmodel.settings import Constants, Settings, constants, deployment
+from specmodel.model.settings import Constants, Settings, current
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_declared_constant_can_be_set_and_defaults_to_its_declaration():
-    source = (ROOT / "specmodel" / "constants.py").read_text()
+    source = (ROOT / "specmodel" / "model" / "constants.py").read_text()
     declared = [n.targets[0].id for n in ast.parse(source).body if isinstance(n, ast.Assign)]
     assert list(Constants.model_fields) == declared
-    import specmodel.constants as c
+    import specmodel.model.constants as c
 
     assert Constants().model_dump() == {name: getattr(c, name) for name in declared}
 
 
 def test_the_default_deployment_is_the_articles():
-    assert Settings().deployment == deployment()  # the default validates and is the one in force
-    d = deployment()
+    assert Settings().deployment == current().deployment  # the default validates and is the one in force
+    d = current().deployment
     assert (d.hardware, d.target, d.draft, d.big_draft) == ("h100-sxm", "qwen3-8b", "qwen3-0.6b", "qwen3-1.7b")
 
 
 def test_using_overrides_a_constant_for_a_block_only():
     before = float(evaluate().spec_tokens_per_s)
     with using(MEMORY_EFFICIENCY=0.4):
-        assert constants().MEMORY_EFFICIENCY == 0.4
+        assert current().constants.MEMORY_EFFICIENCY == 0.4
         assert float(evaluate().spec_tokens_per_s) < before
     assert float(evaluate().spec_tokens_per_s) == before
 

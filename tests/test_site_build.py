@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from specmodel.site.build import FIGURES, outputs
-from specmodel.site.build import main as build_main
-from specmodel.site.numbers import article_numbers
+from sitebuild.build import FIGURES, outputs
+from sitebuild.build import main as build_main
+from sitebuild.numbers import article_numbers
+from specmodel import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
-CALIBRATION = ROOT / "tests" / "data" / "calibration.csv"
+CALIBRATION = ROOT / "specmodel" / "data" / "calibration.csv"
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -73,9 +74,9 @@ def test_build_prints_what_it_wrote_and_how_long(tmp_path):
 
 
 def test_numbers_file_has_text_and_value():
-    files = outputs(CALIBRATION)
+    files = outputs(Settings(), CALIBRATION)
     numbers = json.loads(files["numbers.json"])
-    assert set(numbers) == set(article_numbers())
+    assert set(numbers) == set(article_numbers(Settings()))
     assert numbers["speedup_b1"]["text"].endswith("x")
 
 
@@ -112,12 +113,13 @@ def _numbers_with(tmp_path: Path, old: str, new: str) -> dict:
     replaced by ``new`` (a fresh interpreter, as a rebuild would be)."""
     copy = tmp_path / "pkg"
     shutil.copytree(ROOT / "specmodel", copy / "specmodel", ignore=shutil.ignore_patterns("__pycache__"))
-    constants = copy / "specmodel" / "constants.py"
+    shutil.copytree(ROOT / "sitebuild", copy / "sitebuild", ignore=shutil.ignore_patterns("__pycache__"))
+    constants = copy / "specmodel" / "model" / "constants.py"
     text = constants.read_text()
     assert old in text
     constants.write_text(text.replace(old, new))
-    code = "import json; from specmodel.site.numbers import article_numbers; " \
-           "print(json.dumps({k: v.text for k, v in article_numbers().items()}))"
+    code = "import json; from specmodel import Settings; from sitebuild.numbers import article_numbers; " \
+           "print(json.dumps({k: v.text for k, v in article_numbers(Settings()).items()}))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(copy)}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -125,7 +127,7 @@ def _numbers_with(tmp_path: Path, old: str, new: str) -> dict:
 
 
 def test_changing_a_constant_changes_the_sentences_that_quote_it(tmp_path):
-    current = {k: v.text for k, v in article_numbers().items()}
+    current = {k: v.text for k, v in article_numbers(Settings()).items()}
     changed = _numbers_with(tmp_path, "MEMORY_EFFICIENCY = 0.80", "MEMORY_EFFICIENCY = 0.60")
     for name in ("verify_mem_ms_b1", "spec_tps_b1", "base_tps_b1", "idle_b64"):
         assert changed[name] != current[name], name
@@ -176,10 +178,10 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     shutil.copytree(ROOT / "docs", copy / "docs", ignore=shutil.ignore_patterns("generated"))
     shutil.copytree(ROOT / "hooks", copy / "hooks")
     shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
-    shutil.copytree(ROOT / "tests" / "data", copy / "tests" / "data")  # the notebook reads the calibration table
+    shutil.copytree(ROOT / "sitebuild", copy / "sitebuild")  # the notebook embeds its figure with the site builder
     result = _build_with_config(tmp_path, '[deployment]\nhardware = "h200"\n')
     assert result.returncode == 0, result.stderr
-    h100 = {k: v for k, v in article_numbers().items()}
+    h100 = {k: v for k, v in article_numbers(Settings()).items()}
     h200 = json.loads((copy / "docs" / "generated" / "numbers.json").read_text())
     assert h200["hardware_name"]["text"] == "NVIDIA H200 SXM 141 GB"
     # Memory-bound passes scale with bandwidth (4.8 / 3.35 TB/s), so throughput does...
@@ -236,26 +238,28 @@ def test_ladder_and_breakeven_map_mark_what_does_not_fit():
     import numpy as np
 
     from specmodel import evaluate
-    from specmodel.site import figures, figures_data
+    from sitebuild import figures, figures_data
 
-    ladder = figures.ladder(figures_data.ladder())
+    settings = Settings()
+    ladder = figures.ladder(figures_data.ladder(settings), settings.deployment)
     trace = next(t for t in ladder.data if t.visible and t.legendgroup == "qwen3-0.6b")
     b = np.array(trace.x)
     fits = evaluate(concurrency=b, context=2048).fits
     assert [s == figures.UNFIT_SYMBOL for s in trace.marker.symbol] == [not f for f in fits]
     assert (~fits).any() and fits.any()
 
-    breakeven = figures.breakeven_map(figures_data.breakeven_map())
+    breakeven = figures.breakeven_map(figures_data.breakeven_map(settings), settings.deployment)
     boxes = next(t for t in breakeven.data if t.visible and t.name == "does not fit on one card")
-    data = figures_data.breakeven_map()
+    data = figures_data.breakeven_map(settings)
     unfit = data[(data.drafter == "qwen3-0.6b") & ~data.fits]
     assert sorted(zip(boxes.x, boxes.y)) == sorted(zip(unfit.concurrency.astype(str), unfit.context.astype(str)))
 
 
 def test_hardware_page_compares_three_cards_side_by_side():
-    from specmodel.site import figures, figures_data
+    from sitebuild import figures, figures_data
 
-    fig = figures.hardware_ladders(figures_data.hardware_ladders())
+    settings = Settings()
+    fig = figures.hardware_ladders(figures_data.hardware_ladders(settings), settings.deployment)
     titles = [a.text for a in fig.layout.annotations]
     assert titles[:3] == ["H100-SXM, 80 GB", "H200, 141 GB", "B200, 180 GB"]
     axes = {t.xaxis for t in fig.data if t.visible and t.legendgroup == "qwen3-0.6b"}

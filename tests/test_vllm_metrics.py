@@ -9,19 +9,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError
-from specmodel.vllm_metrics import (
+from specmodel.vllm.logs import counters_from_log, load_log, parse_log
+from specmodel.vllm.metrics import (
     LOG_FORMAT,
     SpecDecodeCounters,
-    counters_from_log,
     format_exposition,
     format_log_message,
-    load_exposition,
-    load_log,
-    parse_exposition,
-    parse_log,
     per_position_rate,
     read_text,
 )
+from specmodel.vllm.prometheus import load_exposition, parse_exposition
 
 VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 
@@ -145,7 +142,7 @@ def test_an_interval_without_drafts_is_skipped():
     counters = counters_from_log(parse_log(empty + "\n" + LINE))
     assert counters.num_drafts == 100 and counters.accepted_per_position == pytest.approx((75, 48, 26, 12))
     with pytest.raises(SpecModelError, match="no drafts"):
-        from specmodel.vllm_metrics import check_counters
+        from specmodel.vllm.metrics import check_counters
 
         check_counters(counters_from_log(parse_log(empty)), "x")
 

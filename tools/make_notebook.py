@@ -15,16 +15,17 @@ CELLS = [
        "This page is a Jupyter notebook that the site executes when it is built, so every number on it "
        "is the model's current output. It walks through `specmodel`'s public API: one scenario, a grid, "
        "measured acceptance, the calibration, and a figure."),
-    md("## One scenario\n\n`evaluate` takes the scenario's settings (the article's defaults when omitted) and "
-       "returns an `Evaluation` whose fields are numpy arrays in SI units. `point_readouts` converts them into "
-       "the units the article and the CLI print."),
-    code("from specmodel import evaluate\n"
+    md("## One scenario\n\nA `Scenario` is one validated record of everything that defines a scenario (the "
+       "article's defaults when omitted); `evaluate` takes it and returns an `Evaluation` whose fields are numpy "
+       "arrays in SI units. `point_readouts` converts them into the units the article and the CLI print."),
+    code("from specmodel import Scenario, evaluate\n"
          "from specmodel.readouts import point_readouts\n\n"
-         "ev = evaluate()  # 1 sequence, context 2048, gamma 4, Qwen3-0.6B draft, falling, alpha 0.75\n"
+         "scenario = Scenario()  # 1 sequence, context 2048, gamma 4, the deployment's draft, falling, alpha 0.75\n"
+         "ev = evaluate(scenario)\n"
          "{k: round(v, 3) for k, v in point_readouts(ev).items() if k in ('speedup', 'spec_tokens_per_s', "
          "'base_tokens_per_s', 'draft_share', 'verify_idle')}"),
-    md("## Many scenarios at once\n\nInputs broadcast like numpy arrays: a column of concurrencies against a row of "
-       "drafters gives an 11 x 3 grid in one call."),
+    md("## Many scenarios at once\n\n`evaluate` also takes the scenario's fields as arrays, which broadcast like "
+       "numpy arrays: a column of concurrencies against a row of drafters gives an 11 x 3 grid in one call."),
     code("import numpy as np\nimport pandas as pd\n\n"
          "concurrency = 2 ** np.arange(11)\n"
          "drafters = np.array(['qwen3-0.6b', 'qwen3-1.7b', 'ngram'])\n"
@@ -45,18 +46,17 @@ CELLS = [
          "    s = evaluate_per_position(measured[:g], concurrency=[1, 8, 64]).speedup\n"
          "    print(f'gamma {g}:', ', '.join(f'{x:.2f}x' for x in s))"),
     md("## Calibration\n\nThe model against every figure the article quotes."),
-    code("from pathlib import Path\n"
-         "from specmodel.calibration import compare, load_table\n\n"
-         "table = compare(load_table(Path('../tests/data/calibration.csv')))\n"
+    code("from specmodel.calibration import compare, load_table\n\n"
+         "table = compare(load_table())  # the article's table, shipped with the package\n"
          "print(f\"{table['within'].sum()} of {len(table)} rows within tolerance; \"\n"
          "      f\"largest relative error {table['relative_error'].abs().max():.1%}\")"),
     md("## A figure\n\nThe same ladder on three accelerators. More bandwidth shortens every pass, but the "
        "arithmetic does not scale with it, so the loss sets in at a similar concurrency. "
-       "`specmodel.site.notebook.show` embeds a Plotly figure the way the site does, drawn by its single "
+       "`sitebuild.notebook.show` embeds a Plotly figure the way the site does, drawn by its single "
        "copy of plotly.js."),
     code("import plotly.graph_objects as go\n"
-         "from specmodel.site import theme\n"
-         "from specmodel.site.notebook import show\n\n"
+         "from sitebuild import theme\n"
+         "from sitebuild.notebook import show\n\n"
          "fig = theme.base_figure()\n"
          "for hardware, color in zip(['a100-80gb', 'h100-sxm', 'h200'], theme.SEQUENCE):\n"
          "    s = evaluate(concurrency=concurrency, hardware=hardware).speedup\n"

@@ -5,14 +5,15 @@ import re
 import sys
 from pathlib import Path
 
-from specmodel.site.tables import calibration, constants
+from specmodel import Settings
+from sitebuild.tables import calibration, constants
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def blocks() -> dict[str, str]:
     """Marker name -> the Markdown that belongs between its markers."""
-    return {"constants": constants(), "calibration": calibration(ROOT / "tests" / "data" / "calibration.csv")}
+    return {"constants": constants(Settings()), "calibration": calibration()}
 
 
 def main() -> int:

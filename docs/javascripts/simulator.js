@@ -7,7 +7,6 @@
 (function () {
   "use strict";
 
-  var NAMES = ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha"];
   var dataCache = {};
 
   /* ---- decoding ---------------------------------------------------------------------- */
@@ -48,7 +47,9 @@
         Object.keys(data.log.fields).forEach(function (k) {
           data.log.fields[k].values = view(buffer, data.log.fields[k]);
         });
-        data.ladder.levels = view(buffer, data.ladder);
+        ["bottom", "top", "height", "verdict"].forEach(function (k) {
+          data.ladder[k] = view(buffer, data.ladder[k]);
+        });
         data.fits.values = view(buffer, data.fits);
         return data;
       });
@@ -123,10 +124,15 @@
     return undefined;
   }
 
+  function verdict(data, units) {
+    /* "slower", "even" or "faster": decided at build time for every printable speedup. */
+    return data.verdicts.keys[data.ladder.verdict[units]];
+  }
+
   function readForm(root, data) {
     var form = root.querySelector("form");
     var setting = {};
-    NAMES.forEach(function (name) {
+    data.axis_order.forEach(function (name) {
       var element = form.elements[name];
       var raw = element.value !== undefined ? element.value : "";
       var value = parseValue(data, name, raw);
@@ -135,9 +141,9 @@
     return setting;
   }
 
-  function writeForm(root, setting) {
+  function writeForm(root, data, setting) {
     var form = root.querySelector("form");
-    NAMES.forEach(function (name) {
+    data.axis_order.forEach(function (name) {
       var element = form.elements[name];
       if (element instanceof RadioNodeList) {
         Array.prototype.forEach.call(element, function (radio) {
@@ -152,7 +158,7 @@
   function fromUrl(data) {
     var params = new URLSearchParams(window.location.search);
     var setting = {};
-    NAMES.forEach(function (name) {
+    data.axis_order.forEach(function (name) {
       var value = params.has(name) ? parseValue(data, name, params.get(name)) : undefined;
       setting[name] = value === undefined ? data.defaults[name] : value;
     });
@@ -161,7 +167,7 @@
 
   function toUrl(data, setting) {
     var params = new URLSearchParams(window.location.search);
-    NAMES.forEach(function (name) {
+    data.axis_order.forEach(function (name) {
       params.set(name, String(setting[name]));
     });
     var url = window.location.pathname + "?" + params.toString() + window.location.hash;
@@ -175,11 +181,9 @@
       var key = el.getAttribute("data-readout");
       el.textContent = readoutText(data.readouts[key], lookup(data, key, setting));
     });
-    var loss = lookup(data, "speedup", setting) < Math.pow(10, data.readouts.speedup.decimals);
-    root.classList.toggle("is-loss", loss);
-    root.querySelector("[data-verdict]").textContent = loss
-      ? "slower than plain decoding: a loss"
-      : "faster than plain decoding";
+    var said = verdict(data, lookup(data, "speedup", setting));
+    root.classList.toggle("is-loss", said === "slower");
+    root.querySelector("[data-verdict]").textContent = data.verdicts.text[said];
     root.querySelector("[data-fits]").textContent = data.fits.text[String(fits(data, setting))];
     root.querySelectorAll("[data-output]").forEach(function (el) {
       el.textContent = String(setting[el.getAttribute("data-output")]);
@@ -188,24 +192,22 @@
 
   function renderLadder(root, data, setting) {
     var speedup = data.readouts.speedup;
-    var scale = Math.pow(10, speedup.decimals);
+    var ladder = data.ladder;
     var color = data.colors.drafters[setting.drafter];
     root.querySelectorAll("[data-ladder] [data-concurrency]").forEach(function (rung) {
       var b = Number(rung.getAttribute("data-concurrency"));
       var here = Object.assign({}, setting, { concurrency: b });
       var units = lookup(data, "speedup", here);
       var fit = fits(data, here);
-      var loss = units < scale;
-      /* Bar geometry is looked up too: the pinned log scale is a table in the data. */
-      var level = data.ladder.levels[units];
-      var base = data.ladder.baseline;
+      var loss = verdict(data, units) === "slower";
+      /* Bar geometry is looked up too: tenths of a percent of the ladder, from the data. */
       var bar = rung.querySelector(".specsim__bar");
-      bar.style.bottom = (Math.min(level, base) / 10).toFixed(1) + "%";
-      bar.style.height = (Math.abs(level - base) / 10).toFixed(1) + "%";
+      bar.style.bottom = fixed(ladder.bottom[units], 1, true) + "%";
+      bar.style.height = fixed(ladder.height[units], 1, true) + "%";
       bar.style.background = loss ? data.colors.loss : color;
       var value = rung.querySelector(".specsim__value");
       value.textContent = readoutText(speedup, units);
-      value.style.bottom = (Math.max(level, base) / 10).toFixed(1) + "%";
+      value.style.bottom = fixed(ladder.top[units], 1, true) + "%";
       rung.classList.toggle("is-loss", loss);
       rung.classList.toggle("is-current", b === setting.concurrency);
       rung.classList.toggle("is-unfit", !fit);
@@ -222,15 +224,18 @@
     var accepted = 0;
     while (accepted < setting.gamma && u >= tokens.cdf[start + accepted]) accepted++;
     var row = root.querySelector("[data-tokens]");
+    var chip = function (state, text) {
+      /* A chip from the page's own <template> for its state (the markup has one source). */
+      var node = root.querySelector('template[data-chip="' + state + '"]').content.firstElementChild.cloneNode(true);
+      node.textContent = text;
+      return node;
+    };
     var chips = [];
     for (var j = 0; j < setting.gamma; j++) {
-      var state = j < accepted ? "accepted" : j === accepted ? "rejected" : "skipped";
-      var title = { accepted: "accepted guess", rejected: "first rejected guess", skipped: "thrown away" }[state];
-      chips.push('<span class="specsim__token is-' + state + '" title="' + title + '">' + tokens.words[j] + "</span>");
+      chips.push(chip(j < accepted ? "accepted" : j === accepted ? "rejected" : "skipped", tokens.words[j]));
     }
-    var emitted = accepted === setting.gamma ? "bonus token" : "correction";
-    chips.push('<span class="specsim__token is-emitted" title="token the target emits">' + emitted + "</span>");
-    row.innerHTML = chips.join("");
+    chips.push(chip("emitted", accepted === setting.gamma ? "bonus token" : "correction"));
+    row.replaceChildren.apply(row, chips);
     row.setAttribute("data-accepted", String(accepted));
   }
 
@@ -241,7 +246,7 @@
     renderTokens(root, data, setting);
     root.querySelector("[data-log]").textContent = logLine(data, setting);
     root.setAttribute("data-update-ms", (performance.now() - started).toFixed(2));
-    root.setAttribute("data-setting", NAMES.map(function (n) { return n + "=" + setting[n]; }).join("&"));
+    root.setAttribute("data-setting", data.axis_order.map(function (n) { return n + "=" + setting[n]; }).join("&"));
   }
 
   /* ---- wiring ------------------------------------------------------------------------ */
@@ -254,7 +259,7 @@
          new URL(root.getAttribute("data-binary"), document.baseURI).href)
       .then(function (data) {
         var setting = fromUrl(data);
-        writeForm(root, setting);
+        writeForm(root, data, setting);
         render(root, data, setting);
         var update = function () {
           var next = readForm(root, data);

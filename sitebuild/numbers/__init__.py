@@ -1,0 +1,31 @@
+"""Every number the article and its pages state about the simulated system, computed from
+the model, one module per part of the article, keyed by role (the target, the draft, the big
+draft) so that a ``--config`` deployment renames nothing.
+
+The prose refers to them as ``{{ name }}``; the MkDocs hook (hooks/numbers.py) replaces each
+with its ``text`` and fails the build on an unknown name.
+"""
+
+from __future__ import annotations
+
+from specmodel.model.settings import Settings
+from sitebuild.numbers import capacity, drafts, gamma, lender, opening, pages
+from sitebuild.numbers.text import Number
+
+SECTIONS = (opening.numbers, lender.numbers, drafts.numbers, drafts.head_numbers, capacity.numbers, gamma.numbers,
+            pages.hardware_numbers, pages.literature_numbers)
+
+
+def article_numbers(settings: Settings) -> dict[str, Number]:
+    """Name -> number for the site's prose, for the deployment and constants of ``settings``."""
+    out: dict[str, Number] = {}
+    for section in SECTIONS:
+        part = section(settings)
+        clash = set(part) & set(out)
+        if clash:
+            raise ValueError(f"numbers defined twice: {sorted(clash)}")
+        out.update(part)
+    return out
+
+
+__all__ = ["Number", "article_numbers"]

@@ -1,0 +1,40 @@
+"""Section 5, does it fit on the card: memory needed against memory usable."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specmodel.model.memory import cards_needed
+from specmodel.model.settings import Settings
+from specmodel.model.specs import get_hardware
+from sitebuild.numbers.common import LADDER, one
+from sitebuild.numbers.text import Number, first_where, gib, percent, plain
+
+
+def numbers(settings: Settings) -> dict[str, Number]:
+    """Whether the article's scenarios fit on one card of the deployment's hardware, and the
+    batch a draft model displaces."""
+    c = settings.constants
+    d, b64, b1024 = one(settings), one(settings, concurrency=64), one(settings, concurrency=1024)
+    t8192 = one(settings, context=8192)
+    kv_share = float(d.draft_kv_bytes_per_token / (d.draft_kv_bytes_per_token + d.target_kv_bytes_per_token))
+    return {
+        "gpu_memory_utilization": percent(c.GPU_MEMORY_UTILIZATION),
+        "workspace_gib": gib(c.WORKSPACE_BYTES, 0),
+        "usable_gib": gib(d.usable_memory_bytes),
+        "capacity_gib": gib(get_hardware(settings.deployment.hardware).memory_capacity.value),
+        "hbm_b1": gib(d.memory_required_bytes),
+        "hbm_b64": gib(b64.memory_required_bytes),
+        "hbm_b1024": gib(b1024.memory_required_bytes, 0),
+        "hbm_plain_b1024": gib(one(settings, concurrency=1024, drafter="ngram").memory_required_bytes, 0),
+        "hbm_b64_t8192": gib(one(settings, concurrency=64, context=8192).memory_required_bytes),
+        "cards_b1024": plain(cards_needed(b1024.memory_required_bytes, d.usable_memory_bytes), 0),
+        "max_b_draft": plain(d.max_concurrency, 0),
+        "max_b_plain": plain(d.max_concurrency_without_draft, 0),
+        "max_b_loss": percent(1 - float(d.max_concurrency) / float(d.max_concurrency_without_draft)),
+        "max_b_draft_t8192": plain(t8192.max_concurrency, 0),
+        "max_b_plain_t8192": plain(t8192.max_concurrency_without_draft, 0),
+        "draft_kv_of_total": percent(kv_share),
+        "ladder_first_unfit_b": first_where(LADDER, ~np.asarray(one(settings, concurrency=LADDER).fits)),
+        "max_b_eagle": plain(one(settings, drafter="eagle").max_concurrency, 0),
+    }

@@ -1,0 +1,48 @@
+"""A number the prose quotes: its value and the text printed for it (formatted by
+:mod:`specmodel.formatting`, the one formatter of the project)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from specmodel import formatting
+
+
+@dataclass(frozen=True)
+class Number:
+    """A value and the text the prose prints for it (``value`` is NaN for a name)."""
+
+    value: float
+    text: str
+
+
+def name(text: str) -> Number:
+    """A name the prose prints (hardware, model), so that a config file can change it."""
+    return Number(float("nan"), text)
+
+
+def times(value: Any, decimals: int = 2) -> Number:
+    return Number(float(value), formatting.times(float(value), decimals))
+
+
+def percent(share: Any, decimals: int = 0) -> Number:
+    return Number(float(share), formatting.percent(float(share), decimals))
+
+
+def plain(value: Any, decimals: int = 2) -> Number:
+    return Number(float(value), formatting.plain(float(value), decimals))
+
+
+def gib(byte_count: Any, decimals: int = 1) -> Number:
+    return Number(float(byte_count), formatting.gib(float(byte_count), decimals))
+
+
+def first_where(values: Any, mask: Any) -> Number:
+    """The first of ``values`` where ``mask`` holds, or "more than <last>" if it never does."""
+    values, mask = np.asarray(values), np.asarray(mask, dtype=bool)
+    if mask.any():
+        return plain(values[np.argmax(mask)], 0)
+    return Number(float("nan"), f"more than {values[-1]:,}")

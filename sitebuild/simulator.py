@@ -1,0 +1,308 @@
+"""The simulator at the top of the article: its data file and its HTML.
+
+The browser script (docs/javascripts/simulator.js) looks values up in the data written
+here and formats them; it computes nothing about speculative decoding. Each quantity is
+stored only over the axes it depends on, as integers in units of its displayed precision
+(so the page prints exactly what Python prints). The integers are laid end to end in one
+little-endian binary file (``simulator.bin``), which the page maps into typed arrays with
+no parsing; ``simulator.json`` describes where each quantity lies in it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from specmodel import formatting
+from specmodel.model.acceptance import tokens_per_iteration_pmf
+from specmodel.model.evaluate import evaluate
+from specmodel.model.evaluation import Evaluation
+from specmodel.model.scenario import AXES, SIMULATOR_AXIS_VALUES, default_scenario
+from specmodel.model.settings import Settings
+from specmodel.readouts import BY_KEY, readout_arrays
+from specmodel.vllm import metrics as vllm
+from sitebuild import theme
+from sitebuild.figures_data import site_drafters
+
+ALL = AXES
+
+
+def axes(settings: Settings) -> dict[str, tuple[Any, ...]]:
+    """The simulator's settings: every value of each control, in :data:`specmodel.AXES` order
+    (values from :data:`specmodel.model.scenario.SIMULATOR_AXIS_VALUES`; drafters: the site's)."""
+    values = {**SIMULATOR_AXIS_VALUES, "drafter": site_drafters(settings)}
+    return {name: tuple(values[name]) for name in AXES}
+
+
+#: The readouts the simulator shows, and the axes each depends on.
+READOUT_AXES: dict[str, tuple[str, ...]] = {
+    "speedup": ALL,
+    "spec_tokens_per_s": ALL,
+    "base_tokens_per_s": ("concurrency", "context"),
+    "mean_acceptance_length": ("gamma", "acceptance", "alpha"),
+    "draft_share": ALL,
+    "arithmetic_ratio": ("context", "gamma", "drafter", "acceptance", "alpha"),
+    "verify_idle": ("concurrency", "context", "gamma"),
+    "verify_gib": ("concurrency", "context"),
+    "verify_tflop": ("concurrency", "context", "gamma"),
+    "verify_memory_ms": ("concurrency", "context"),
+    "verify_compute_ms": ("concurrency", "context", "gamma"),
+    "hbm_required_gib": ("concurrency", "context", "drafter"),
+    "max_concurrency": ("context", "drafter"),
+    "max_concurrency_without_draft": ("context",),
+}
+
+#: Whether the scenario fits on one card: the axes it depends on.
+FITS_AXES = ("concurrency", "context", "drafter")
+
+#: Fields of vLLM's log line, in LOG_FORMAT's order, with the axes each depends on.
+LOG_FIELDS: dict[str, tuple[str, ...]] = {
+    "mean_acceptance_length": ("gamma", "acceptance", "alpha"),
+    "accepted_throughput": ALL,
+    "drafted_throughput": ALL,
+    "accepted": ("concurrency", "gamma", "acceptance", "alpha"),
+    "drafted": ("concurrency", "gamma", "acceptance", "alpha"),
+    "per_position": ("gamma", "acceptance", "alpha"),
+    "draft_acceptance_percent": ("gamma", "acceptance", "alpha"),
+}
+SPEC = re.compile(r"%(?:\.(\d+))?([dfs%])")
+
+#: Words for the token row (the simulator samples how many guesses survive, not text).
+TOKEN_WORDS = ("the", "draft", "model", "guesses", "several", "tokens", "ahead", "and", "the", "target", "checks", "them")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The simulator's scenarios evaluated on the full axis grid."""
+
+    settings: Settings
+    evaluation: Evaluation
+    counters: dict[str, np.ndarray]
+
+
+def evaluate_grid(settings: Settings) -> Grid:
+    mesh = np.meshgrid(*(np.array(v) for v in axes(settings).values()), indexing="ij")
+    ev = evaluate(**dict(zip(AXES, mesh, strict=True)), settings=settings)
+    return Grid(settings, ev, expected_counters(ev, mesh[0], mesh[2]))
+
+
+def expected_counters(ev: Evaluation, concurrency: Any, gamma: Any) -> dict[str, np.ndarray]:
+    """vLLM's counters over one cohort run, at their expected values: one draft per
+    sequence per iteration, gamma draft tokens each, E[X] - 1 accepted, u_j of them at
+    position j; elapsed time is the cohort's, B G / speculative tokens/s."""
+    drafts = np.asarray(concurrency, dtype=float) * ev.expected_iterations
+    return {
+        "num_drafts": drafts,
+        "num_draft_tokens": drafts * gamma,
+        "num_accepted_tokens": drafts * (ev.mean_acceptance_length - 1.0),
+        "accepted_per_position": ev.per_position * drafts[..., None],
+        "elapsed": np.asarray(concurrency, dtype=float) * ev.generated_tokens / ev.spec_tokens_per_s,
+    }
+
+
+def as_counters(expected: dict[str, np.ndarray]) -> tuple[vllm.SpecDecodeCounters, object]:
+    """:func:`expected_counters` as vLLM's counter record and the elapsed seconds: plain
+    numbers for one scenario, arrays over a grid."""
+    if np.ndim(expected["num_drafts"]) == 0:
+        counters = vllm.SpecDecodeCounters(
+            float(expected["num_drafts"]), float(expected["num_draft_tokens"]), float(expected["num_accepted_tokens"]),
+            tuple(float(x) for x in np.ravel(expected["accepted_per_position"])))
+        return counters, float(expected["elapsed"])
+    counters = vllm.SpecDecodeCounters(expected["num_drafts"], expected["num_draft_tokens"],
+                                       expected["num_accepted_tokens"], expected["accepted_per_position"])
+    return counters, expected["elapsed"]
+
+
+def log_template() -> list[dict]:
+    """LOG_FORMAT split into literal text and numbered slots with their precision."""
+    parts, pos, fields = [], 0, iter(LOG_FIELDS)
+    for m in SPEC.finditer(vllm.LOG_FORMAT):
+        parts.append({"text": vllm.LOG_FORMAT[pos:m.start()]})
+        if m.group(2) == "%":
+            parts.append({"text": "%"})
+        else:
+            parts.append({"slot": next(fields), "decimals": int(m.group(1) or 0), "kind": m.group(2)})
+        pos = m.end()
+    parts.append({"text": vllm.LOG_FORMAT[pos:]})
+    return [p for p in parts if p.get("text") != ""]
+
+
+def _reduce(values: np.ndarray, kept: tuple[str, ...]) -> np.ndarray:
+    """``values`` over the full grid, restricted to the axes ``kept`` (index 0 on the others),
+    after checking that it really does not vary along them."""
+    index = tuple(slice(None) if name in kept else 0 for name in ALL)
+    reduced = values[index]
+    expanded = np.broadcast_to(np.expand_dims(reduced, tuple(i for i, n in enumerate(ALL) if n not in kept)), values.shape)
+    if not np.allclose(expanded, values, rtol=1e-9, atol=1e-12, equal_nan=True):
+        raise ValueError(f"quantity varies along axes outside {kept}")
+    return reduced
+
+
+def _units(text_values: list[str]) -> np.ndarray:
+    """Formatted numbers ('1,234.56', '26') as integers in units of their last digit."""
+    return np.array([int(t.replace(",", "").replace(".", "")) for t in text_values], dtype=np.int64)
+
+
+class Packer:
+    """Integer arrays laid end to end in one little-endian blob, each as the smallest
+    unsigned type that holds it and aligned to 4 bytes (so the browser can view it in place)."""
+
+    TYPES = {"uint8": "<u1", "uint16": "<u2", "uint32": "<u4"}
+
+    def __init__(self) -> None:
+        self.blob = bytearray()
+
+    def add(self, units: np.ndarray) -> dict:
+        if units.min(initial=0) < 0:
+            raise ValueError("negative value in simulator data")
+        top = int(units.max(initial=0))
+        name = next(n for n, d in self.TYPES.items() if top <= np.iinfo(np.dtype(d)).max)
+        self.blob += b"\0" * (-len(self.blob) % 4)
+        offset = len(self.blob)
+        self.blob += np.ascontiguousarray(units.ravel(), dtype=self.TYPES[name]).tobytes()
+        return {"dtype": name, "offset": offset, "length": int(units.size)}
+
+    @classmethod
+    def view(cls, blob: bytes, field: dict) -> np.ndarray:
+        """The integers of ``field`` (as returned by :meth:`add`) in ``blob``."""
+        return np.frombuffer(blob, dtype=cls.TYPES[field["dtype"]], count=field["length"], offset=field["offset"])
+
+
+@dataclass(frozen=True)
+class SimulatorData:
+    """The description (JSON) and the integers (binary) the page loads."""
+
+    meta: dict
+    blob: bytes
+
+    def read(self, field: dict) -> np.ndarray:
+        return Packer.view(self.blob, field)
+
+
+def _readout_units(key: str, values: np.ndarray) -> tuple[np.ndarray, dict]:
+    r = BY_KEY[key]
+    texts = [r.format(v).removesuffix(f" {r.unit}").rstrip("x%") for v in values.ravel()]
+    return _units(texts), {"label": r.label, "style": r.style, "decimals": r.decimals, "unit": r.unit}
+
+
+def _printf(value: float, decimals: int, kind: str) -> str:
+    return f"{int(value)}" if kind == "d" else f"{value:.{decimals}f}"
+
+
+def simulator_data(grid: Grid, binary_name: str = "simulator.bin") -> SimulatorData:
+    """Everything simulator.js needs: a JSON-ready description and the binary it points into."""
+    packer = Packer()
+    ev, settings = grid.evaluation, grid.settings
+    arrays = readout_arrays(ev)
+    readouts = {}
+    for key, kept in READOUT_AXES.items():
+        reduced = _reduce(arrays[key], kept)
+        units, meta = _readout_units(key, reduced)
+        readouts[key] = {**meta, "axes": list(kept), **packer.add(units)}
+    fits = {"axes": list(FITS_AXES), **packer.add(_reduce(ev.fits.astype(np.int64), FITS_AXES))}
+    cdf = _reduce_positions(np.cumsum(tokens_per_iteration_pmf(ev.per_position), axis=-1))
+    default = default_scenario(settings)
+    meta = {
+        "binary": binary_name,
+        "axis_order": list(AXES),
+        "axes": {k: list(v) for k, v in axes(settings).items()},
+        "defaults": {k: getattr(default, k) for k in ALL},
+        "fits": {**fits, "text": {"1": FITS_TEXT[True], "0": FITS_TEXT[False]}},
+        "readouts": readouts,
+        "log": {"template": log_template(), "fields": _log_fields(grid, packer)},
+        "tokens": {"axes": ["gamma", "acceptance", "alpha"], "positions": cdf.shape[-1],
+                   "cdf": [round(float(x), 6) for x in cdf.ravel()], "words": list(TOKEN_WORDS)},
+        "colors": {"drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
+                   "loss": theme.LOSS},
+        "ladder": ladder_scale(readouts["speedup"], ev.speedup, packer),
+        "verdicts": {"keys": list(VERDICT_KEYS), "text": dict(formatting.VERDICTS)},
+    }
+    return SimulatorData(meta, bytes(packer.blob))
+
+
+def _log_fields(grid: Grid, packer: Packer) -> dict[str, dict]:
+    """The fields of vLLM's log line by vLLM's own definitions (specmodel.vllm.metrics), as
+    printf would print them, over the axes each depends on."""
+    counters, elapsed = as_counters(grid.counters)
+    log_values = {
+        "mean_acceptance_length": vllm.mean_acceptance_length(counters),
+        "accepted_throughput": vllm.throughput(counters.num_accepted_tokens, elapsed),
+        "drafted_throughput": vllm.throughput(counters.num_draft_tokens, elapsed),
+        "accepted": counters.num_accepted_tokens,
+        "drafted": counters.num_draft_tokens,
+        "draft_acceptance_percent": 100.0 * vllm.draft_acceptance_rate(counters),
+    }
+    slots = {p["slot"]: p for p in log_template() if "slot" in p}
+    log = {}
+    for key, kept in LOG_FIELDS.items():
+        if key == "per_position":
+            continue
+        reduced = _reduce(log_values[key], kept)
+        spec = slots[key]
+        units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
+        log[key] = {"axes": list(kept), "decimals": spec["decimals"], **packer.add(units)}
+    rates = _reduce_positions(vllm.per_position_rate(counters))
+    log["per_position"] = {"axes": list(LOG_FIELDS["per_position"]), "positions": rates.shape[-1], "decimals": 3,
+                           **packer.add(_units([f"{v:.3f}" for v in rates.ravel()]))}
+    return log
+
+
+#: The verdicts in the order of their codes in the ladder's table.
+VERDICT_KEYS = ("slower", "even", "faster")
+
+
+def ladder_levels(speedup: np.ndarray, decimals: int) -> tuple[np.ndarray, int]:
+    """The ladder's pinned log scale: for every displayable speedup (in units of its last
+    digit, 0 up to the largest in the data) the height, in tenths of a percent of the ladder,
+    at which its bar ends, and the height of the 1x baseline. The range spans every speedup
+    in the data, so changing a control never rescales it."""
+    scale = 10**decimals
+    low, high = np.log(max(speedup.min(), 1 / scale)), np.log(speedup.max())
+    units = np.arange(int(np.ceil(speedup.max() * scale)) + 1)
+    levels = (np.log(np.maximum(units, 1) / scale) - low) / (high - low)
+    levels = np.clip(np.round(1000 * levels), 0, 1000).astype(np.int64)
+    baseline = int(round(1000 * (0 - low) / (high - low)))
+    return levels, baseline
+
+
+def ladder_scale(speedup_field: dict, speedup: np.ndarray, packer: Packer) -> dict:
+    """The ladder as lookup tables over every displayable speedup (units of its last digit):
+    where its bar starts (``bottom``) and ends (``top``) and its ``height``, in tenths of a
+    percent of the ladder (bars rise from the 1x baseline for wins and hang below it for
+    losses; the value sits on top), and its ``verdict`` (an index into VERDICT_KEYS, read off
+    the speedup as printed by :func:`specmodel.formatting.verdict`)."""
+    decimals = speedup_field["decimals"]
+    levels, baseline = ladder_levels(speedup, decimals)
+    bottom, top = np.minimum(levels, baseline), np.maximum(levels, baseline)
+    scale = 10**decimals
+    verdicts = np.array([VERDICT_KEYS.index(formatting.verdict(u / scale, decimals)) for u in range(len(levels))])
+    return {"baseline": baseline, "bottom": packer.add(bottom), "top": packer.add(top),
+            "height": packer.add(top - bottom), "verdict": packer.add(verdicts)}
+
+
+def _reduce_positions(values: np.ndarray) -> np.ndarray:
+    """Per-position quantities over (gamma, acceptance, alpha, position)."""
+    index = tuple(0 if name not in ("gamma", "acceptance", "alpha") else slice(None) for name in ALL)
+    return values[index]
+
+
+#: What the page says of a scenario that fits on one card, and of one that does not.
+FITS_TEXT = {True: "yes", False: "no: needs more than one card"}
+
+
+def default_text(settings: Settings) -> dict[str, str]:
+    """The default scenario's readouts, verdict, whether it fits, and its log line as text,
+    for the page without JavaScript."""
+    default = default_scenario(settings)
+    ev = evaluate(default, settings=settings)
+    arrays = readout_arrays(ev)
+    out = {key: BY_KEY[key].format(float(arrays[key])) for key in READOUT_AXES}
+    out["fits"] = FITS_TEXT[bool(ev.fits)]
+    out["verdict"] = formatting.verdict(float(ev.speedup), BY_KEY["speedup"].decimals)
+    counters, elapsed = as_counters(expected_counters(ev, default.concurrency, default.gamma))
+    out["log"] = vllm.format_log_message(counters, elapsed)
+    return out

@@ -1,0 +1,97 @@
+"""Colours and the base layout shared by every figure.
+
+Trace colours are mid-tones that read on both the light and the dark scheme; what must
+change with the scheme (text, grid, reference lines) is re-themed in the browser by
+docs/javascripts/figures.js, which finds reference traces by ``meta == "reference"``.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from specmodel.model import drafters
+from specmodel.model.settings import Deployment
+
+#: Drafter colours by role: the article's draft model, its larger draft, and the rest by name.
+ROLE_COLORS = {"draft": "#3b6fd8", "big_draft": "#d9822b", "ngram": "#0f9d8a", "eagle": "#7c6bd6",
+               "eagle-32k": "#5c8a2e", "mtp": "#b5475b"}
+LOSS = "#c8359d"  # magenta: slower than plain decoding
+MEMORY = "#3b6fd8"
+COMPUTE = "#e0662f"
+IDLE = "#7c6bd6"
+NEUTRAL = "#8a8f98"
+SEQUENCE = ("#3b6fd8", "#0f9d8a", "#d9822b", "#c8359d", "#7c6bd6", "#5c8a2e", "#b5475b")
+REFERENCE = "reference"  # meta tag of traces the page re-colours with the scheme
+
+HEIGHT = 400
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
+
+#: A minimal template (no per-trace defaults): figures stay small and theme-neutral.
+TEMPLATE = go.layout.Template(
+    layout=go.Layout(
+        font={"family": FONT, "size": 13, "color": "#3c3f45"},
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        colorway=list(SEQUENCE),
+        hovermode="closest",
+        margin={"l": 64, "r": 24, "t": 36, "b": 56},
+        legend={"orientation": "h", "y": -0.22, "x": 0, "bgcolor": "rgba(0,0,0,0)"},
+        xaxis={"gridcolor": "rgba(128,128,128,0.25)", "zeroline": False, "linecolor": "rgba(128,128,128,0.6)",
+               "ticks": "outside", "automargin": True},
+        yaxis={"gridcolor": "rgba(128,128,128,0.25)", "zeroline": False, "linecolor": "rgba(128,128,128,0.6)",
+               "ticks": "outside", "automargin": True},
+    )
+)
+
+
+def base_figure(**layout) -> go.Figure:
+    """An empty figure with the site's template, responsive width and fixed height."""
+    fig = go.Figure()
+    fig.update_layout(**{"template": TEMPLATE, "height": HEIGHT, "autosize": True, **layout})
+    return fig
+
+
+def reference_line(fig: go.Figure, y: float, x0: float, x1: float, label: str = "plain decoding", row=None, col=None) -> None:
+    """A dashed horizontal reference (the 1.0x line by default), tagged for re-theming, with
+    a small label at its right end on single-panel figures."""
+    trace = go.Scatter(
+        x=[x0, x1], y=[y, y], mode="lines", line={"dash": "dash", "width": 1.5, "color": NEUTRAL},
+        name=label, meta=REFERENCE, hoverinfo="skip", showlegend=False,
+    )
+    if row is None:
+        fig.add_trace(trace)
+        if label:
+            fig.add_annotation(xref="paper", x=1, y=y, text=label, showarrow=False, xanchor="right", yanchor="bottom",
+                               font={"size": 11})
+    else:
+        fig.add_trace(trace, row=row, col=col)
+
+
+def log2_axis(values) -> dict:
+    """A log axis with ticks at the given powers of two."""
+    values = list(values)
+    return {"type": "log", "tickvals": values, "ticktext": [f"{v:g}" for v in values]}
+
+
+def drafter_role(name: str, deployment: Deployment) -> str:
+    """``draft`` or ``big_draft`` for the deployment's two draft models, else the name."""
+    return {deployment.draft: "draft", deployment.big_draft: "big_draft"}.get(name, name)
+
+
+def drafter_color(name: str, deployment: Deployment) -> str:
+    """The colour of a drafter's traces (neutral for one without a role colour)."""
+    return ROLE_COLORS.get(drafter_role(name, deployment), NEUTRAL)
+
+
+def drafter_label(name: str) -> str:
+    """The legend label of a drafter: ``Qwen3-0.6B draft``, ``n-gram lookup``, ``EAGLE head``."""
+    label = drafters.drafter_label(name)
+    return label + " draft" if drafters.drafter_kind(name) == "model" else label
+
+
+def drafter_short_label(name: str) -> str:
+    """A drafter's name for a button: ``Qwen3-0.6B``, ``n-gram``, ``EAGLE-32K``."""
+    kind = drafters.drafter_kind(name)
+    if kind == "model":
+        return drafters.drafter_label(name)
+    return "n-gram" if kind == "ngram" else name.upper()

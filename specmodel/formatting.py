@@ -1,0 +1,111 @@
+"""How numbers are written, once, for the CLI, ``advise``, the article's prose and the
+simulator: speedups as ``1.93x``, shares as ``26%``, plain numbers with thousands
+separators, bytes in GiB; and the verdict a speedup earns.
+
+The model works in SI units; these functions only format. The verdict is read off the
+speedup *as printed*, so the words always agree with the number beside them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+GIB = 2.0**30
+KIB = 2.0**10
+
+Style = Literal["number", "times", "percent"]
+
+
+def times(value: float, decimals: int = 2) -> str:
+    """A ratio as ``1.93x``.
+
+    >>> times(1.9288), times(0.8856, 3)
+    ('1.93x', '0.886x')
+    """
+    return f"{value:.{decimals}f}x"
+
+
+def times_distinct(value: float) -> str:
+    """A speedup as ``1.93x``, with three decimals where two would print a gain or a loss as
+    ``1.00x``.
+
+    >>> times_distinct(1.9288), times_distinct(1.0009), times_distinct(1.0)
+    ('1.93x', '1.001x', '1.00x')
+    """
+    if f"{value:.2f}" == "1.00" and value != 1.0:
+        return times(value, 3)
+    return times(value)
+
+
+def percent(share: float, decimals: int = 0) -> str:
+    """A share (0..1) as ``26%``.
+
+    >>> percent(0.2612), percent(0.0457, 1)
+    ('26%', '4.6%')
+    """
+    return f"{100 * share:.{decimals}f}%"
+
+
+def plain(value: float, decimals: int = 2, unit: str = "") -> str:
+    """A number with thousands separators, and its unit after a space if it has one.
+
+    >>> plain(1234.567), plain(7.0, 0, "sequences")
+    ('1,234.57', '7 sequences')
+    """
+    text = f"{value:,.{decimals}f}"
+    return f"{text} {unit}" if unit else text
+
+
+def gib(byte_count: float, decimals: int = 1) -> str:
+    """Bytes in GiB: ``15.3 GiB``.
+
+    >>> gib(16 * 2**30)
+    '16.0 GiB'
+    """
+    return f"{byte_count / GIB:,.{decimals}f} GiB"
+
+
+def number(value: float, style: Style = "number", decimals: int = 2, unit: str = "") -> str:
+    """A value in one of the three styles the readouts use (``times``, ``percent`` or a plain
+    number with an optional unit).
+
+    >>> number(1.9288, "times"), number(0.26, "percent", 0), number(1234.0, "number", 0, "tokens/s")
+    ('1.93x', '26%', '1,234 tokens/s')
+    """
+    if style == "times":
+        return times(value, decimals)
+    if style == "percent":
+        return percent(value, decimals)
+    return plain(value, decimals, unit)
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """``1 sequence``, ``64 sequences``.
+
+    >>> plural(1, "sequence"), plural(64, "sequence")
+    ('1 sequence', '64 sequences')
+    """
+    word = singular if count == 1 else (plural_form or singular + "s")
+    return f"{count:,} {word}"
+
+
+#: The verdicts a speedup earns, with the words the page and the CLI print for each.
+VERDICTS: dict[str, str] = {
+    "faster": "faster than plain decoding",
+    "even": "no faster than plain decoding",
+    "slower": "slower than plain decoding: a loss",
+}
+
+
+def verdict(speedup: float, decimals: int = 2) -> str:
+    """``faster``, ``even`` or ``slower``: the speedup as printed with ``decimals`` decimals
+    against 1 (so 0.996, printed ``1.00x``, is ``even``, never a loss beside ``1.00x``).
+
+    >>> verdict(1.93), verdict(0.996), verdict(0.994)
+    ('faster', 'even', 'slower')
+    """
+    if not math.isfinite(speedup):
+        raise ValueError(f"speedup {speedup} is not a finite number")
+    printed = float(f"{speedup:.{decimals}f}")
+    return "faster" if printed > 1 else "slower" if printed < 1 else "even"

@@ -1,0 +1,121 @@
+"""Acceptance of draft tokens and what it buys: tokens per iteration and arithmetic.
+
+Positions are numbered j = 1..gamma. ``conditional`` acceptance is the probability that
+guess j is accepted given guesses 1..j-1 were; ``per-position`` (unconditional) acceptance
+is the probability that guess j reaches the output, the product of the conditionals,
+because the first rejection ends the iteration (Leviathan et al. 2023, arXiv:2211.17192,
+Algorithm 1).
+
+Profiles: ``same`` has conditional acceptance alpha at every position (the paper's i.i.d.
+assumption); ``falling`` has alpha r ** (j - 1) with r = FALLING_RATIO. Both are the family
+``a_j = alpha r ** (j - 1)``, with r = 1 and r = FALLING_RATIO.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specmodel.model.types import FloatArray
+
+#: Acceptance profiles, in the order the article presents them.
+PROFILES = ("falling", "same")
+
+
+def profile_ratio(profile: str, falling_ratio: float) -> float:
+    """Ratio r between successive conditional acceptances: ``falling_ratio``
+    (``FALLING_RATIO``) for ``falling``, 1 for ``same``.
+
+    >>> profile_ratio("same", 0.85), profile_ratio("falling", 0.85)
+    (1.0, 0.85)
+    """
+    return falling_ratio if profile == "falling" else 1.0
+
+
+def _positions(gamma_max: int) -> np.ndarray:
+    return np.arange(1, gamma_max + 1)
+
+
+def conditional_acceptance(alpha, gamma, ratio, gamma_max: int | None = None):
+    """Conditional acceptance ``a_j = alpha r ** (j - 1)`` for j = 1..gamma.
+
+    Returns an array with a trailing axis of length ``gamma_max`` (default: max gamma),
+    zero beyond each scenario's own gamma.
+
+    >>> conditional_acceptance(0.5, 3, 1.0).tolist()
+    [0.5, 0.5, 0.5]
+    """
+    alpha, gamma, ratio = (np.asarray(x, dtype=float)[..., None] for x in (alpha, gamma, ratio))
+    j = _positions(int(gamma.max()) if gamma_max is None else gamma_max)
+    return np.where(j <= gamma, alpha * ratio ** (j - 1), 0.0)
+
+
+def per_position_acceptance(alpha, gamma, ratio, gamma_max: int | None = None):
+    """Unconditional acceptance of position j: ``u_j = prod_{i<=j} a_i
+    = alpha ** j  r ** (j (j - 1) / 2)``; zero beyond gamma.
+
+    >>> [round(x, 3) for x in per_position_acceptance(0.75, 4, 0.85).tolist()]
+    [0.75, 0.478, 0.259, 0.119]
+    """
+    alpha, gamma, ratio = (np.asarray(x, dtype=float)[..., None] for x in (alpha, gamma, ratio))
+    j = _positions(int(gamma.max()) if gamma_max is None else gamma_max)
+    return np.where(j <= gamma, alpha**j * ratio ** (j * (j - 1) / 2.0), 0.0)
+
+
+def expected_tokens_per_iteration(per_position):
+    """Mean acceptance length: ``E[X] = 1 + sum_j u_j`` tokens per target pass
+    (the accepted guesses plus the token the target emits itself).
+
+    >>> float(expected_tokens_per_iteration(np.array([0.5, 0.25])))
+    1.75
+    """
+    return 1.0 + np.sum(per_position, axis=-1)
+
+
+def tokens_per_iteration_ceiling(alpha):
+    """``1 / (1 - alpha)``: the limit of E[X] under i.i.d. acceptance as gamma grows
+    (Leviathan et al. 2023, arXiv:2211.17192, Eq. 1 with gamma -> infinity).
+
+    >>> tokens_per_iteration_ceiling(0.75)
+    4.0
+    """
+    return 1.0 / (1.0 - alpha)
+
+
+def closed_form_tokens_per_iteration(alpha, gamma):
+    """``(1 - alpha ** (gamma + 1)) / (1 - alpha)``: E[X] under i.i.d. acceptance
+    (Leviathan et al. 2023, arXiv:2211.17192, Eq. 1). Tends to ``1 / (1 - alpha)``.
+
+    >>> float(closed_form_tokens_per_iteration(0.75, 4))
+    3.05078125
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    return (1.0 - alpha ** (np.asarray(gamma) + 1)) / (1.0 - alpha)
+
+
+def tokens_per_iteration_pmf(per_position):
+    """Distribution of tokens emitted by one iteration, ``P(X = x)`` for x = 1..gamma+1.
+
+    ``X >= x + 1`` exactly when guess x is accepted, so ``P(X = x) = u_{x-1} - u_x``
+    with ``u_0 = 1`` and ``u_{gamma+1} = 0``.
+
+    >>> tokens_per_iteration_pmf(np.array([0.5, 0.25])).tolist()
+    [0.5, 0.25, 0.25]
+    """
+    per_position = np.asarray(per_position, dtype=float)
+    ones = np.ones(per_position.shape[:-1] + (1,))
+    zeros = np.zeros(per_position.shape[:-1] + (1,))
+    survive = np.concatenate([ones, per_position, zeros], axis=-1)
+    return survive[..., :-1] - survive[..., 1:]
+
+
+def theorem_3_11_arithmetic_increase(alpha, gamma, cost_ratio):
+    """Expected increase in arithmetic operations, Leviathan et al. 2023
+    (arXiv:2211.17192, Theorem 3.11): ``(1 - alpha)(gamma c + gamma + 1) / (1 - alpha ** (gamma + 1))``
+    with c = draft ops / target ops per token, under i.i.d. acceptance.
+
+    >>> round(float(theorem_3_11_arithmetic_increase(0.75, 4, 0.0)), 2)
+    1.64
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    gamma = np.asarray(gamma)
+    return (1.0 - alpha) * (gamma * cost_ratio + gamma + 1) / (1.0 - alpha ** (gamma + 1))

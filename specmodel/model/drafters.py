@@ -1,0 +1,143 @@
+"""Where draft tokens come from, and what one draft pass costs.
+
+Three kinds of drafter, all selected by name:
+
+* a **draft model** from the catalogue (``qwen3-0.6b``, ``llama-3.2-1b``, ...): a model of
+  its own with its own weights and KV cache; it must share the target's vocabulary and be
+  smaller than the target;
+* a **head** from ``data/heads.toml`` (``eagle``, ``eagle-32k``, ``mtp``): costed from its
+  structure on the target's shape (:mod:`specmodel.model.heads`);
+* ``ngram`` prompt lookup, which has no weights, no cache and no FLOPs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from specmodel.model import architecture as arch_
+from specmodel.model import heads as heads_
+from specmodel.errors import SpecModelError
+from specmodel.model import roofline
+from specmodel.model.specs import Architecture, architecture_catalog, get_architecture
+from specmodel.model.types import Numeric, StrArray
+
+NGRAM = "ngram"
+KINDS = ("model", "head", "ngram")
+
+
+@dataclass(frozen=True)
+class PassCoefficients:
+    """What one forward pass of a model costs, per unit of its inputs (SI units).
+
+    ``weight_bytes`` is what a pass reads; ``resident_bytes`` is what the model adds to the
+    card's memory (they differ for a head that reads the target's LM head)."""
+
+    weight_bytes: Numeric
+    resident_bytes: Numeric
+    kv_bytes_per_token: Numeric
+    dense_flops_per_position: Numeric
+    attention_flops_per_token: Numeric
+
+    @classmethod
+    def of_model(cls, arch: Architecture, flops_per_parameter: float) -> PassCoefficients:
+        """A model of its own: reads and holds all its weights."""
+        w = float(arch_.weight_bytes(arch))
+        return cls(w, w, float(arch_.kv_cache_bytes_per_token(arch)),
+                   float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
+                   float(arch_.attention_flops_per_position_per_token(arch)))
+
+    @classmethod
+    def of_head(cls, head: heads_.Head, target: Architecture, flops_per_parameter: float) -> PassCoefficients:
+        """A draft head on ``target``: reads its own weights and the output head it scores with."""
+        b = target.bytes_per_element
+        read = heads_.head_parameters_read_per_step(head, target)
+        return cls(float(read * b), float(heads_.head_own_parameters(head, target) * b),
+                   float(heads_.head_kv_cache_bytes_per_token(head, target)),
+                   float(heads_.head_dense_flops_per_position(head, target, flops_per_parameter)),
+                   float(heads_.head_attention_flops_per_position_per_token(head, target)))
+
+    @classmethod
+    def of_drafters(cls, names: StrArray, target: str, flops_per_parameter: float) -> PassCoefficients:
+        """The coefficients of each drafter in the array ``names``, as arrays of its shape."""
+        distinct, index = np.unique(names, return_inverse=True)
+        each = [drafter_coefficients(str(n), target, flops_per_parameter) for n in distinct]
+        index = index.reshape(names.shape)
+        columns = {field: np.array([getattr(c, field) for c in each])[index] for field in cls.__dataclass_fields__}
+        return cls(**columns)
+
+    @classmethod
+    def nothing(cls) -> PassCoefficients:
+        """No pass at all (n-gram lookup)."""
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def flops_per_position(self, kv_length: Numeric) -> Numeric:
+        """FLOPs for one query position at KV length n (:func:`specmodel.model.roofline.flops_per_position`)."""
+        return roofline.flops_per_position(self.dense_flops_per_position, self.attention_flops_per_token, kv_length)
+
+
+def drafter_kind(name: str) -> str:
+    """``model``, ``head`` or ``ngram``; unknown names raise SpecModelError."""
+    if name == NGRAM:
+        return "ngram"
+    if name in heads_.head_catalog():
+        return "head"
+    if name in architecture_catalog():
+        return "model"
+    raise SpecModelError(f"unknown drafter {name!r}; allowed: {', '.join(all_drafter_names())}")
+
+
+def all_drafter_names() -> tuple[str, ...]:
+    """Every drafter name, for any target."""
+    return (*architecture_catalog(), NGRAM, *heads_.head_catalog())
+
+
+def draft_models_for(target: str) -> tuple[str, ...]:
+    """Catalogue models that can draft for ``target``, smallest first: same vocabulary,
+    fewer parameters."""
+    t = get_architecture(target)
+    size = arch_.parameter_count(t)
+    fit = [(arch_.parameter_count(a), k) for k, a in architecture_catalog().items()
+           if a.vocab_size == t.vocab_size and arch_.parameter_count(a) < size]
+    return tuple(k for _, k in sorted(fit))
+
+
+def drafter_names(target: str) -> tuple[str, ...]:
+    """Every drafter that can serve ``target``: its draft models, ``ngram``, then the heads."""
+    return (*draft_models_for(target), NGRAM, *heads_.head_catalog())
+
+
+def check_drafter(name, target: str, kinds: tuple[str, ...] = KINDS) -> str:
+    """``name`` if it is a drafter of one of ``kinds`` for ``target``; else SpecModelError
+    naming what is allowed."""
+    allowed = [d for d in drafter_names(target) if drafter_kind(d) in kinds]
+    if not isinstance(name, str) or name not in allowed:
+        why = ""
+        if isinstance(name, str) and name in architecture_catalog() and "model" in kinds:
+            a, t = get_architecture(name), get_architecture(target)
+            why = (f" (a draft model must share the target's vocabulary, {t.vocab_size} tokens, and be smaller; "
+                   f"{name} has {a.vocab_size} tokens and {arch_.parameter_count(a) / 1e9:.2f}B parameters)")
+        raise SpecModelError(f"drafter {name!r} cannot draft for {target}{why}; allowed: {', '.join(allowed)}")
+    return name
+
+
+def drafter_coefficients(name: str, target: str, flops_per_parameter: float) -> PassCoefficients:
+    """Pass coefficients of drafter ``name`` serving ``target`` (``flops_per_parameter``:
+    ``FLOPS_PER_PARAMETER``)."""
+    kind = drafter_kind(name)
+    if kind == "ngram":
+        return PassCoefficients.nothing()
+    if kind == "head":
+        return PassCoefficients.of_head(heads_.head_catalog()[name], get_architecture(target), flops_per_parameter)
+    return PassCoefficients.of_model(get_architecture(name), flops_per_parameter)
+
+
+def drafter_label(name: str) -> str:
+    """A drafter's display name: the model's or head's name, or ``n-gram lookup``."""
+    kind = drafter_kind(name)
+    if kind == "ngram":
+        return "n-gram lookup"
+    if kind == "head":
+        return heads_.head_catalog()[name].name
+    return get_architecture(name).name

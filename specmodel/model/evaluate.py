@@ -1,0 +1,193 @@
+"""One speculative-decoding scenario, or a whole grid of them, evaluated at once.
+
+A scenario (:class:`specmodel.model.scenario.Scenario`) is: B concurrent sequences, T prompt
+tokens each, gamma draft tokens per iteration, a drafter, the acceptance (a profile and its
+alpha, or measured per position), on one accelerator serving the target model. Drafters are
+draft models, heads or n-gram lookup (:mod:`specmodel.model.drafters`); memory capacity is
+checked by :mod:`specmodel.model.memory`. Inputs broadcast like numpy arrays; every output
+has the broadcast shape (``per_position`` adds a trailing axis).
+
+One speculative iteration is gamma draft passes (Q = 1 each; none for the n-gram drafter,
+which has no weights, no cache and no FLOPs) and one verify pass of the target over
+gamma + 1 positions (Leviathan et al. 2023, arXiv:2211.17192, Algorithm 1). Plain
+decoding is one target pass (Q = 1) per token. Every pass reads the cache at length
+``n = T + KV_READ_FRACTION x G`` and is priced once by :mod:`specmodel.model.passes`; the
+cohort of B sequences generating G tokens each is timed by :mod:`specmodel.model.cohort`.
+
+The settings (constants and deployment) are resolved here, once, and passed down.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from specmodel.model import acceptance as acc
+from specmodel.model import cohort, memory
+from specmodel.model.drafters import PassCoefficients
+from specmodel.model.evaluation import Evaluation, arithmetic_ratio, draft_share
+from specmodel.model.passes import kv_read_length, price_pass
+from specmodel.model.roofline import arithmetic_intensity
+from specmodel.model.scenario import Scenario, ScenarioGrid
+from specmodel.model.settings import Constants, Settings, current
+from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.model.types import FloatArray, IntArray
+
+
+def scenario_grid(scenario: Scenario | ScenarioGrid | None = None, settings: Settings | None = None,
+                  **fields: Any) -> ScenarioGrid:
+    """The broadcasting form of ``scenario`` (a record), or of ``fields`` (scalars or arrays)."""
+    settings = settings or current()
+    if isinstance(scenario, ScenarioGrid):
+        if fields:
+            raise TypeError("give a ScenarioGrid or fields, not both")
+        return scenario
+    if isinstance(scenario, Scenario):
+        fields = {**scenario.model_dump(exclude_none=True), **fields}
+    elif scenario is not None:
+        raise TypeError(f"evaluate takes a Scenario or a ScenarioGrid, not {type(scenario).__name__}")
+    return ScenarioGrid.build(settings, **fields)
+
+
+def evaluate(scenario: Scenario | ScenarioGrid | None = None, /, *, settings: Settings | None = None,
+             **fields: Any) -> Evaluation:
+    """Evaluate one scenario or a broadcast grid of them.
+
+    Give a :class:`~specmodel.model.scenario.Scenario`, a
+    :class:`~specmodel.model.scenario.ScenarioGrid`, or the scenario's fields as keywords
+    (scalars or arrays that broadcast: ``concurrency``, ``context``, ``gamma``, ``drafter``,
+    ``acceptance``, ``alpha``, ``per_position``, ``generated_tokens``, ``hardware``,
+    ``target``). ``settings`` default to those in force (:func:`specmodel.using`); names
+    left out take the deployment's. Unknown names, drafters that cannot serve the target and
+    out-of-range values raise :class:`specmodel.SpecModelError` before anything is computed.
+
+    >>> ev = evaluate()
+    >>> round(float(ev.speedup), 2), round(float(ev.mean_acceptance_length), 2)
+    (1.93, 2.61)
+    >>> evaluate(concurrency=[1, 64]).speedup.round(2).tolist()
+    [1.93, 0.89]
+    """
+    settings = settings or current()
+    grid = scenario_grid(scenario, settings, **fields)
+    constants = settings.constants
+    if grid.measured_per_position is not None:
+        per_position = grid.measured_per_position
+        distinct, inverse = np.unique(per_position.reshape(-1, per_position.shape[-1]), axis=0, return_inverse=True)
+        survival = cohort.iteration_survival(acc.tokens_per_iteration_pmf(distinct), grid.generated_tokens)
+        return _evaluate(grid, per_position, survival, inverse.reshape(grid.shape), constants)
+    assert grid.acceptance is not None and grid.alpha is not None
+    p = grid.acceptance
+    ratio = np.vectorize(lambda x: acc.profile_ratio(x, constants.FALLING_RATIO), otypes=[float])(p) if p.size \
+        else p.astype(float)
+    gamma_max = int(grid.gamma.max()) if grid.gamma.size else 1
+    per_position = acc.per_position_acceptance(grid.alpha, grid.gamma, ratio, gamma_max)
+    survival, rows = _survival_per_scenario(grid.gamma, ratio, grid.alpha, gamma_max, grid.generated_tokens)
+    return _evaluate(grid, per_position, survival, rows, constants)
+
+
+def evaluate_per_position(per_position: Any, concurrency: Any = 1, context: Any = 2048, drafter: Any = None,
+                          hardware: str | None = None, target: str | None = None, *,
+                          settings: Settings | None = None) -> Evaluation:
+    """Evaluate scenarios whose acceptance is given position by position, e.g. measured.
+
+    ``per_position[..., j - 1]`` is the unconditional acceptance of draft position j (the
+    share of iterations in which guess j reaches the output, as vLLM's per-position
+    counters report it); gamma is the length of the trailing axis. Values must lie in
+    [0, 1] and must not rise with position (a guess survives only if all before it did).
+    The same as ``evaluate(per_position=...)``.
+
+    >>> ev = evaluate_per_position([0.75, 0.478125, 0.25908398, 0.11933246])
+    >>> round(float(ev.speedup), 2)
+    1.93
+    """
+    return evaluate(per_position=per_position, concurrency=concurrency, context=context, drafter=drafter,
+                    hardware=hardware, target=target, settings=settings)
+
+
+def _survival_per_scenario(gamma: IntArray, ratio: FloatArray, alpha: FloatArray, gamma_max: int,
+                           generated_tokens: int) -> tuple[FloatArray, IntArray]:
+    """Survival rows S_i for each distinct (gamma, ratio, alpha) and each scenario's row index."""
+    code = np.zeros(gamma.size, dtype=np.int64)
+    for values in (gamma, ratio, alpha):
+        levels, index = np.unique(values.ravel(), return_inverse=True)
+        code = code * len(levels) + index
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    g, r, a = (v.ravel()[first] for v in (gamma, ratio, alpha))
+    per_position = acc.per_position_acceptance(a, g, r, gamma_max)
+    survival = cohort.iteration_survival(acc.tokens_per_iteration_pmf(per_position), generated_tokens)
+    return survival, inverse.reshape(gamma.shape)
+
+
+def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tuple[cohort.CohortTable, IntArray]:
+    """Cohort table over the distinct (acceptance, batch) pairs and each scenario's row."""
+    codes = rows.ravel() * (int(batch.max(initial=1)) + 1) + batch.ravel().astype(np.int64)
+    unique, inverse = np.unique(codes, return_inverse=True)
+    width = int(batch.max(initial=1)) + 1
+    table = cohort.CohortTable(survival[unique // width], unique % width)
+    return table, inverse.reshape(batch.shape)
+
+
+def _evaluate(grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray, rows: IntArray,
+              c: Constants) -> Evaluation:
+    """The model proper, on a validated grid (see :func:`evaluate`)."""
+    hw = get_hardware(grid.hardware)
+    tgt = PassCoefficients.of_model(get_architecture(grid.target), c.FLOPS_PER_PARAMETER)
+    dc = PassCoefficients.of_drafters(grid.drafter, grid.target, c.FLOPS_PER_PARAMETER)
+    b, t, g = grid.concurrency.astype(float), grid.context.astype(float), grid.gamma.astype(float)
+    generated = grid.generated_tokens
+    n = kv_read_length(t, generated, c.KV_READ_FRACTION)
+    verify, plain, draft = (price_pass(tgt, n, g + 1, hw, c), price_pass(tgt, n, 1, hw, c),
+                            price_pass(dc, n, 1, hw, c))
+    tokens_per_iteration = acc.expected_tokens_per_iteration(per_position)
+    iterations = cohort.expected_iterations(survival)[rows]
+
+    # Cohort time: each pass over A sequences costs max(m0 + m1 A, c1 A).
+    table, row = _cohort_table(survival, rows, b)
+    verify_time = cohort.expected_pass_time_sum(table, row, *verify.cohort_terms())
+    draft_time = g * cohort.expected_pass_time_sum(table, row, *draft.cohort_terms())
+    spec_time = verify_time + draft_time
+    base_time = generated * plain.time(b)
+    output_tokens = b * generated
+    drafts_per_s = b * iterations / spec_time
+
+    # Memory capacity: both models' resident weights and caches, and the workspace.
+    usable = memory.usable_memory(hw.memory_capacity.value, c.GPU_MEMORY_UTILIZATION)
+    weights, kv = tgt.resident_bytes + dc.resident_bytes, tgt.kv_bytes_per_token + dc.kv_bytes_per_token
+    hbm = memory.memory_required(weights, kv, b, t, generated, c.WORKSPACE_BYTES)
+
+    def full(x: Any) -> FloatArray:
+        return np.broadcast_to(np.asarray(x, dtype=float), b.shape)
+
+    return Evaluation(
+        speedup=base_time / spec_time,
+        spec_tokens_per_s=output_tokens / spec_time,
+        base_tokens_per_s=output_tokens / base_time,
+        mean_acceptance_length=tokens_per_iteration,
+        per_position=per_position,
+        draft_share=draft_share(draft_time, spec_time),
+        arithmetic_ratio=arithmetic_ratio(iterations, g, verify.position_flops, draft.position_flops, generated),
+        expected_iterations=iterations,
+        verify_idle=verify.idle(b),
+        verify_bytes=verify.bytes(b),
+        verify_flops=verify.flops(b),
+        verify_memory_time=verify.memory_time(b),
+        verify_compute_time=verify.compute_time(b),
+        plain_compute_time=plain.compute_time(b),
+        plain_intensity=arithmetic_intensity(plain.flops(b), plain.bytes(b)),
+        draft_step_bytes=draft.bytes(b),
+        target_weight_bytes=full(tgt.weight_bytes),
+        draft_weight_bytes=dc.weight_bytes,
+        draft_weight_fraction=dc.weight_bytes / tgt.weight_bytes,
+        target_kv_bytes_per_token=full(tgt.kv_bytes_per_token),
+        draft_kv_bytes_per_token=dc.kv_bytes_per_token,
+        accepted_throughput=drafts_per_s * (tokens_per_iteration - 1.0),
+        drafted_throughput=drafts_per_s * g,
+        memory_required_bytes=hbm,
+        usable_memory_bytes=full(usable),
+        fits=hbm <= usable,
+        max_concurrency=memory.max_concurrency(usable, weights, kv, t, generated, c.WORKSPACE_BYTES),
+        max_concurrency_without_draft=full(memory.max_concurrency(usable, tgt.resident_bytes, tgt.kv_bytes_per_token,
+                                                                  t, generated, c.WORKSPACE_BYTES)),
+        generated_tokens=generated,
+    )

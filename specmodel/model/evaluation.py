@@ -1,0 +1,70 @@
+"""What the model says about a scenario: the :class:`Evaluation` record, and the formulas
+that summarise a scenario from its passes (draft share, arithmetic per output token)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specmodel.model.types import FloatArray, Numeric
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything the model says about a scenario or a grid of them, in SI units; every
+    array has the grid's shape (``per_position`` adds a trailing axis of positions)."""
+
+    speedup: FloatArray  #: speculative over plain output tokens/s
+    spec_tokens_per_s: FloatArray  #: output tokens/s over all sequences, speculative
+    base_tokens_per_s: FloatArray  #: output tokens/s over all sequences, plain decoding
+    mean_acceptance_length: FloatArray  #: expected tokens per target pass, E[X]
+    per_position: FloatArray  #: unconditional acceptance of positions 1..gamma_max
+    draft_share: FloatArray  #: share of wall clock spent in draft passes
+    arithmetic_ratio: FloatArray  #: FLOPs per output token, speculative / plain
+    expected_iterations: FloatArray  #: iterations per sequence for its G tokens, E[N]
+    verify_idle: FloatArray  #: idle share of the tensor cores in the (full-batch) verify pass
+    verify_bytes: FloatArray
+    verify_flops: FloatArray
+    verify_memory_time: FloatArray  #: seconds
+    verify_compute_time: FloatArray  #: seconds
+    plain_compute_time: FloatArray  #: seconds of arithmetic in the full-batch plain decode pass (Q = 1)
+    plain_intensity: FloatArray  #: FLOP per byte of the full-batch plain decode pass
+    draft_step_bytes: FloatArray  #: bytes one full-batch draft pass moves (0 for n-gram)
+    target_weight_bytes: FloatArray
+    draft_weight_bytes: FloatArray  #: weights one draft pass reads
+    draft_weight_fraction: FloatArray  #: draft weights read per pass / target weights
+    target_kv_bytes_per_token: FloatArray
+    draft_kv_bytes_per_token: FloatArray
+    accepted_throughput: FloatArray  #: accepted draft tokens/s over all sequences
+    drafted_throughput: FloatArray  #: draft tokens/s over all sequences
+    memory_required_bytes: FloatArray  #: weights + both caches at the end of generation + workspace
+    usable_memory_bytes: FloatArray  #: capacity x GPU_MEMORY_UTILIZATION
+    fits: FloatArray  #: memory_required_bytes <= usable_memory_bytes (booleans)
+    max_concurrency: FloatArray  #: most sequences that fit at this context, with the drafter
+    max_concurrency_without_draft: FloatArray  #: the same for plain decoding (target alone)
+    generated_tokens: int  #: G, tokens each sequence generates
+
+
+def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:
+    """Share of the wall clock spent in draft passes: ``t_draft / (t_draft + t_verify)``,
+    both summed over the whole run.
+
+    >>> draft_share(1.0, 4.0)
+    0.25
+    """
+    return draft_seconds / iteration_seconds
+
+
+def arithmetic_ratio(iterations: Numeric, gamma: Numeric, target_flops_per_position: Numeric,
+                     draft_flops_per_position: Numeric, generated_tokens: int) -> Numeric:
+    """FLOPs per output token, speculative over plain:
+    ``E[N] ((gamma + 1) f_t + gamma f_d) / (G f_t)``, where a sequence needs E[N] iterations
+    of one verify pass over gamma + 1 positions and gamma draft passes for its G tokens, and
+    plain decoding spends f_t per token. Compare Leviathan et al. 2023 (arXiv:2211.17192),
+    Theorem 3.11, which is the i.i.d., no-overshoot case.
+
+    >>> float(arithmetic_ratio(iterations=64, gamma=4, target_flops_per_position=1.0,
+    ...                        draft_flops_per_position=0.0, generated_tokens=256))
+    1.25
+    """
+    spec = iterations * ((gamma + 1) * target_flops_per_position + gamma * draft_flops_per_position)
+    return spec / (generated_tokens * target_flops_per_position)

@@ -1,0 +1,125 @@
+"""Draft heads (EAGLE, multi-token prediction): their structure and what one step costs.
+
+A head is one decoder layer of the target's shape (width D, heads N and K, head dim H, MLP
+width F, b bytes per element) on the target's hidden states: an input projection from
+``w D`` features to D, optional input RMSNorms, ``L_h`` decoder layers with their own KV
+cache, a final norm, and an output head that is either the target's (``V D``, shared) or the
+head's own over a reduced draft vocabulary (``V_d D``). The token embedding is the target's
+and is a gather of one row per sequence, which we do not charge.
+
+Each draft step reads every weight of the head plus the output head it scores with:
+that read, ``V D b`` bytes with the target's head (1.16 GiB for Qwen3-8B), is most of the
+step, which is why a reduced draft vocabulary matters.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from specmodel.model import architecture as arch_
+from specmodel.errors import SpecModelError
+from specmodel.model.specs import Architecture
+
+
+class Head(BaseModel):
+    """A draft head's structure (``data/heads.toml``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key: str
+    name: str
+    source: str = Field(min_length=1)
+    input_width: int = Field(ge=1)
+    input_norms: int = Field(ge=0)
+    decoder_layers: int = Field(ge=1)
+    draft_vocab_size: int = Field(ge=0)  #: 0: the target's LM head
+
+    @property
+    def shares_lm_head(self) -> bool:
+        """Whether the head scores with the target's own LM head."""
+        return self.draft_vocab_size == 0
+
+
+@cache
+def head_catalog() -> dict[str, Head]:
+    """All draft heads in ``data/heads.toml``, by key."""
+    text = resources.files("specmodel.data").joinpath("heads.toml").read_text(encoding="utf-8")
+    try:
+        return {k: Head(key=k, **v) for k, v in tomllib.loads(text).items()}
+    except ValidationError as exc:
+        raise SpecModelError(f"data/heads.toml is invalid: {exc}") from exc
+
+
+def draft_vocabulary(head: Head, target: Architecture) -> int:
+    """Tokens the head scores each step: its draft vocabulary, or the target's V."""
+    return target.vocab_size if head.shares_lm_head else head.draft_vocab_size
+
+
+def head_own_parameters(head: Head, target: Architecture) -> int:
+    """Weights the head adds to the card: ``w D^2 + n_norm D + L_h P_layer + D`` plus its own
+    output matrix ``V_d D`` when it has a reduced vocabulary (EAGLE, arXiv:2401.15077, Sec. 4.1;
+    DeepSeek-V3, arXiv:2412.19437, Eq. 21).
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> head_own_parameters(head_catalog()["eagle"], get_architecture("qwen3-8b"))
+    226504960
+    """
+    d = target.hidden_size
+    own = head.input_width * d * d + head.input_norms * d + head.decoder_layers * arch_.decoder_layer_parameters(target) + d
+    if not head.shares_lm_head:
+        own += arch_.lm_head_parameters(target, head.draft_vocab_size)
+    return own
+
+
+def head_parameters_read_per_step(head: Head, target: Architecture) -> int:
+    """Weights one draft step reads: the head's own plus the target's LM head ``V D`` if it
+    scores with that one.
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> t = get_architecture("qwen3-8b")
+    >>> head_parameters_read_per_step(head_catalog()["eagle"], t) - head_own_parameters(head_catalog()["eagle"], t)
+    622329856
+    """
+    shared = arch_.lm_head_parameters(target) if head.shares_lm_head else 0
+    return head_own_parameters(head, target) + shared
+
+
+def lm_head_bytes_per_step(head: Head, target: Architecture) -> int:
+    """Bytes of output matrix one draft step reads: ``V_d D b`` (``V D b`` with the target's head).
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> lm_head_bytes_per_step(head_catalog()["eagle-32k"], get_architecture("qwen3-8b"))
+    262144000
+    """
+    return arch_.lm_head_bytes(target, draft_vocabulary(head, target))
+
+
+def head_kv_cache_bytes_per_token(head: Head, target: Architecture) -> int:
+    """The head's own cache: ``2 L_h K H b`` per token (one layer: 4 KiB for Qwen3-8B).
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> head_kv_cache_bytes_per_token(head_catalog()["mtp"], get_architecture("qwen3-8b"))
+    4096
+    """
+    return 2 * head.decoder_layers * target.num_key_value_heads * target.head_dim * target.bytes_per_element
+
+
+def head_dense_flops_per_position(head: Head, target: Architecture, flops_per_parameter: float) -> float:
+    """FLOPs per query position outside attention: ``flops_per_parameter`` (``FLOPS_PER_PARAMETER``,
+    2) per weight the step reads, as :func:`specmodel.model.architecture.dense_flops_per_position`
+    counts a model's.
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> head_dense_flops_per_position(head_catalog()["eagle"], get_architecture("qwen3-8b"), 2) / 1e9
+    1.697669632
+    """
+    return flops_per_parameter * head_parameters_read_per_step(head, target)
+
+
+def head_attention_flops_per_position_per_token(head: Head, target: Architecture) -> int:
+    """Attention FLOPs per query position per cached token: ``4 L_h N H`` (as
+    :func:`specmodel.model.architecture.attention_flops_per_position_per_token`)."""
+    return 4 * head.decoder_layers * target.num_attention_heads * target.head_dim

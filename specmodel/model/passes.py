@@ -1,0 +1,96 @@
+"""The price of a forward pass, written once: bytes, FLOPs, memory and arithmetic time of a
+pass of one model over B sequences with Q query positions each, and the per-sequence terms
+the cohort sums (:func:`specmodel.model.cohort.expected_pass_time_sum`).
+
+A pass over B sequences costs ``max(m0 + m1 B, c1 B)`` on the roofline, with m0 the time to
+read the weights, m1 each sequence's cache read and c1 each sequence's arithmetic; the full
+batch's bytes, FLOPs and times below are the same pass evaluated at a given B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from specmodel.model import roofline
+from specmodel.model.drafters import PassCoefficients
+from specmodel.model.settings import Constants
+from specmodel.model.specs import Hardware
+from specmodel.model.types import FloatArray, Numeric
+
+
+@dataclass(frozen=True)
+class PassPrice:
+    """One model's forward pass at KV length n with Q positions per sequence, on one card
+    (SI units). Fields may be arrays that broadcast (one pass per scenario)."""
+
+    weight_bytes: Numeric  #: W, read once per pass
+    kv_bytes_per_token: Numeric  #: kv, per cached token of one sequence
+    kv_length: Numeric  #: n, tokens in each sequence's cache
+    positions: Numeric  #: Q, query positions per sequence
+    position_flops: Numeric  #: f, FLOPs per query position at KV length n
+    memory_bandwidth: float  #: B/s, datasheet
+    peak_flops: float  #: FLOP/s, datasheet
+    memory_efficiency: float  #: ``MEMORY_EFFICIENCY``
+    compute_efficiency: float  #: ``COMPUTE_EFFICIENCY``
+
+    def bytes(self, batch: Numeric) -> Numeric:
+        """``W + B n kv`` (:func:`specmodel.model.roofline.pass_bytes`)."""
+        return roofline.pass_bytes(self.weight_bytes, self.kv_bytes_per_token, batch, self.kv_length)
+
+    def flops(self, batch: Numeric) -> Numeric:
+        """``Q (B f)`` (:func:`specmodel.model.roofline.pass_flops`)."""
+        return roofline.pass_flops(self.position_flops, batch, self.positions)
+
+    def memory_time(self, batch: Numeric) -> Numeric:
+        """Seconds to move the pass's bytes."""
+        return roofline.memory_time(self.bytes(batch), self.memory_bandwidth, self.memory_efficiency)
+
+    def compute_time(self, batch: Numeric) -> Numeric:
+        """Seconds of the pass's arithmetic."""
+        return roofline.compute_time(self.flops(batch), self.peak_flops, self.compute_efficiency)
+
+    def time(self, batch: Numeric) -> FloatArray:
+        """The pass's roofline time, the longer of the two."""
+        return roofline.pass_time(self.memory_time(batch), self.compute_time(batch))
+
+    def idle(self, batch: Numeric) -> FloatArray:
+        """Share of the pass the tensor cores sit idle (:func:`specmodel.model.roofline.idle_share`)."""
+        return roofline.idle_share(self.memory_time(batch), self.compute_time(batch))
+
+    def cohort_terms(self) -> tuple[Numeric, Numeric, Numeric]:
+        """``(m0, m1, c1)``: the weights' memory time, one sequence's cache memory time and one
+        sequence's arithmetic time, so that a pass over A sequences takes
+        ``max(m0 + m1 A, c1 A)``."""
+        m0 = roofline.memory_time(self.weight_bytes, self.memory_bandwidth, self.memory_efficiency)
+        m1 = roofline.memory_time(self.kv_length * self.kv_bytes_per_token, self.memory_bandwidth,
+                                  self.memory_efficiency)
+        c1 = roofline.compute_time(self.positions * self.position_flops, self.peak_flops, self.compute_efficiency)
+        return m0, m1, c1
+
+
+def price_pass(coefficients: PassCoefficients, kv_length: Numeric, positions: Numeric, hardware: Hardware,
+               constants: Constants) -> PassPrice:
+    """The pass of a model with ``coefficients`` (fields may be arrays) at KV length n with
+    Q ``positions`` per sequence, on ``hardware`` at the constants' efficiencies."""
+    return PassPrice(
+        weight_bytes=coefficients.weight_bytes,
+        kv_bytes_per_token=coefficients.kv_bytes_per_token,
+        kv_length=kv_length,
+        positions=positions,
+        position_flops=coefficients.flops_per_position(kv_length),
+        memory_bandwidth=hardware.memory_bandwidth.value,
+        peak_flops=hardware.peak_flops.value,
+        memory_efficiency=constants.MEMORY_EFFICIENCY,
+        compute_efficiency=constants.COMPUTE_EFFICIENCY,
+    )
+
+
+def kv_read_length(context: Numeric, generated_tokens: int, kv_read_fraction: float) -> FloatArray:
+    """KV length the average pass reads: ``n = T + KV_READ_FRACTION x G``.
+
+    >>> float(kv_read_length(2048, 256, 0.5))
+    2176.0
+    """
+    return np.asarray(context, dtype=float) + kv_read_fraction * generated_tokens

@@ -1,0 +1,166 @@
+"""Typed, validated records for hardware and model architectures, loaded from data files.
+
+The records hold only what a datasheet or a ``config.json`` states. Everything derived
+(parameter counts, bytes, FLOPs) lives in :mod:`specmodel.model.architecture`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from specmodel.errors import SpecModelError
+
+#: Bytes per element of each storage type a config.json may name.
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+class Sourced(BaseModel):
+    """A number with its unit and where it comes from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    value: float = Field(gt=0)
+    unit: str
+    source: str = Field(min_length=1)
+
+
+class Hardware(BaseModel):
+    """One accelerator's peak figures (SI units: B/s, FLOP/s, B)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key: str
+    name: str
+    memory_bandwidth: Sourced
+    peak_flops: Sourced
+    memory_capacity: Sourced
+
+    @model_validator(mode="after")
+    def _units(self) -> Hardware:
+        expected = {"memory_bandwidth": "B/s", "peak_flops": "FLOP/s", "memory_capacity": "B"}
+        for field, unit in expected.items():
+            if getattr(self, field).unit != unit:
+                raise ValueError(f"{field} must be given in {unit}")
+        return self
+
+
+class PublishedParameters(BaseModel):
+    """A model card's stated total parameter count, with where it is stated.
+
+    Kept only as an independent anchor for the catalogue test: nothing in the model reads it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    value: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
+class Architecture(BaseModel):
+    """A decoder-only transformer as its config.json describes it (Qwen3 or Llama layout).
+
+    ``model_type`` is config.json's family name; it selects the per-layer layout in
+    :mod:`specmodel.model.architecture` (Qwen3 adds q/k RMSNorms). Attention biases are not
+    supported: ``attention_bias`` is copied from config.json and must be false.
+
+    Notation used across the project: L layers, D hidden size, N query heads,
+    K KV heads, H head dim, F MLP width, V vocabulary.
+
+    ``head_dim`` may be left out, as Llama-3.1's config.json does: it is then
+    ``hidden_size // num_attention_heads``, the default of transformers' ``LlamaConfig``.
+
+    >>> get_architecture("llama-3.1-8b").head_dim
+    128
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key: str
+    name: str
+    source: str = Field(min_length=1)
+    model_type: Literal["qwen3", "llama"]
+    hidden_size: int = Field(gt=0)
+    num_hidden_layers: int = Field(gt=0)
+    num_attention_heads: int = Field(gt=0)
+    num_key_value_heads: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    intermediate_size: int = Field(gt=0)
+    vocab_size: int = Field(gt=0)
+    tie_word_embeddings: bool
+    torch_dtype: Literal["bfloat16", "float16", "float32"]
+    #: Longest sequence (prompt plus generated tokens) the model was built for.
+    max_position_embeddings: int = Field(gt=0)
+    attention_bias: bool = False
+    #: The model card's total, for the catalogue test only (see :class:`PublishedParameters`).
+    published_parameters: PublishedParameters
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_head_dim(cls, data):
+        """A config.json without ``head_dim`` means ``hidden_size // num_attention_heads``."""
+        if isinstance(data, dict) and data.get("head_dim") is None:
+            d, n = data.get("hidden_size"), data.get("num_attention_heads")
+            if isinstance(d, int) and isinstance(n, int) and n > 0:
+                if d % n:
+                    raise ValueError("head_dim is missing and hidden_size is not a multiple of num_attention_heads")
+                data = {**data, "head_dim": d // n}
+        return data
+
+    @model_validator(mode="after")
+    def _grouped_query(self) -> Architecture:
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
+        return self
+
+    @model_validator(mode="after")
+    def _no_attention_bias(self) -> Architecture:
+        if self.attention_bias:
+            raise ValueError("attention_bias = true is not supported: the parameter count assumes bias-free projections")
+        return self
+
+    @property
+    def bytes_per_element(self) -> int:
+        """Bytes per stored weight and cache element, from ``torch_dtype``."""
+        return DTYPE_BYTES[self.torch_dtype]
+
+
+def _read(filename: str) -> dict:
+    text = resources.files("specmodel.data").joinpath(filename).read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+@cache
+def hardware_catalog() -> dict[str, Hardware]:
+    """All accelerators in ``data/hardware.toml``, by key."""
+    try:
+        return {k: Hardware(key=k, **v) for k, v in _read("hardware.toml").items()}
+    except ValidationError as exc:  # a broken data file is a packaging error
+        raise SpecModelError(f"data/hardware.toml is invalid: {exc}") from exc
+
+
+@cache
+def architecture_catalog() -> dict[str, Architecture]:
+    """All model architectures in ``data/models.toml``, by key."""
+    try:
+        return {k: Architecture(key=k, **v) for k, v in _read("models.toml").items()}
+    except ValidationError as exc:
+        raise SpecModelError(f"data/models.toml is invalid: {exc}") from exc
+
+
+def _lookup(catalog: dict, key: str, what: str):
+    try:
+        return catalog[key]
+    except (KeyError, TypeError):
+        allowed = ", ".join(catalog)
+        raise SpecModelError(f"unknown {what} {key!r}; allowed: {allowed}") from None
+
+
+def get_hardware(key: str) -> Hardware:
+    """The accelerator called ``key`` (e.g. ``"h100-sxm"``)."""
+    return _lookup(hardware_catalog(), key, "hardware")
+
+
+def get_architecture(key: str) -> Architecture:
+    """The model architecture called ``key`` (e.g. ``"qwen3-8b"``)."""
+    return _lookup(architecture_catalog(), key, "model")

@@ -1,0 +1,86 @@
+"""Checks on scenario inputs. Each failure raises SpecModelError with one line that
+names the offending value and says what is allowed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specmodel.errors import SpecModelError
+from specmodel.safe_input import excerpt
+
+#: Largest number of draft tokens per iteration the model accepts.
+MAX_GAMMA = 32
+
+#: Most concurrent sequences a scenario may have. vLLM's scheduler caps a step at
+#: ``max_num_seqs`` (256 to 1,024 by default); 65,536 leaves room for any real server and
+#: refuses typing slips that would only be reported as "does not fit".
+MAX_CONCURRENCY = 65536
+
+
+def _first_bad(values: np.ndarray, bad: np.ndarray):
+    return values[bad].flat[0]
+
+
+def _as_numbers(name: str, value) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise SpecModelError(f"{name} {excerpt(value)} is not a number") from None
+    if not np.all(np.isfinite(array)):
+        raise SpecModelError(f"{name} {_first_bad(array, ~np.isfinite(array))!r} is not a finite number")
+    return array
+
+
+def check_integer(name: str, value, low: int, high: int | None = None) -> np.ndarray:
+    """``value`` as an int array, every element an integer in ``low..high``."""
+    array = _as_numbers(name, value)
+    allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
+    bad = (array != np.round(array)) | (array < low)
+    if high is not None:
+        bad |= array > high
+    if bad.any():
+        raise SpecModelError(f"{name} {_fmt(_first_bad(array, bad))} is not allowed; {name} must be {allowed}")
+    return array.astype(np.int64)
+
+
+def check_open_unit(name: str, value) -> np.ndarray:
+    """``value`` as a float array, every element strictly between 0 and 1."""
+    array = _as_numbers(name, value)
+    bad = (array <= 0) | (array >= 1)
+    if bad.any():
+        raise SpecModelError(f"{name} {_fmt(_first_bad(array, bad))} is not allowed; {name} must be strictly between 0 and 1")
+    return array
+
+
+def check_choice(name: str, value, allowed) -> np.ndarray:
+    """``value`` as a str array, every element one of ``allowed``."""
+    array = np.asarray(value, dtype=object)
+    for item in set(array.flat):
+        if not isinstance(item, str) or item not in allowed:
+            raise SpecModelError(f"unknown {name} {excerpt(item)}; allowed: {', '.join(allowed)}")
+    return array.astype(str)
+
+
+def check_per_position(per_position) -> np.ndarray:
+    """Unconditional per-position acceptance u_1..u_gamma (positions on the last axis) as a
+    float array: 1 to MAX_GAMMA positions, each in [0, 1], not rising with position (guess j
+    reaches the output only if guesses 1..j-1 did).
+
+    >>> check_per_position([0.5, 0.25]).tolist()
+    [0.5, 0.25]
+    """
+    try:
+        u = np.asarray(per_position, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise SpecModelError(f"per-position acceptance {excerpt(per_position)} is not a list of numbers") from None
+    if u.ndim == 0 or u.shape[-1] < 1 or u.shape[-1] > MAX_GAMMA:
+        raise SpecModelError(f"per_position needs 1 to {MAX_GAMMA} positions on its last axis; got shape {u.shape}")
+    if not np.all(np.isfinite(u)) or np.any((u < 0) | (u > 1)):
+        raise SpecModelError("per-position acceptance must lie between 0 and 1")
+    if np.any(np.diff(u, axis=-1) > 1e-12):
+        raise SpecModelError("per-position acceptance must not rise with position (guess j needs guesses 1..j-1)")
+    return u
+
+
+def _fmt(x) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
