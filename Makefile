@@ -1,18 +1,29 @@
 # specmodel: two commands on a fresh machine.
 #   make serve   build the figures and the site, then serve it at http://127.0.0.1:8000
 #   make test    run every test (model, CLI, site build, browser tests in Chromium)
+#
+# Every target runs the project's own virtual environment (.venv), whatever the caller's PATH
+# or active virtual environment: the venv's bin folder goes first on PATH, VIRTUAL_ENV names
+# it, and the repository is on PYTHONPATH (the site builder, sitebuild/, is not installed).
 
 PYTHON ?= python3
+# The interpreter that creates the venv, found on the caller's PATH before it is changed below.
+HOST_PYTHON := $(shell command -v $(PYTHON))
 VENV   ?= .venv
-BIN    := $(VENV)/bin
+BIN    := $(CURDIR)/$(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1:8000
-export NO_MKDOCS_2_WARNING = 1
 
-.PHONY: install chromium test serve site figures readme bench clean
+export NO_MKDOCS_2_WARNING = 1
+export VIRTUAL_ENV := $(CURDIR)/$(VENV)
+export PATH := $(BIN):$(PATH)
+export PYTHONPATH := $(CURDIR)
+
+.PHONY: install chromium test lint serve site figures readme bench clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@test -n "$(HOST_PYTHON)" || { echo "$(PYTHON) not found: install Python 3.11+" >&2; exit 1; }
+	test -x $(BIN)/python || env -u VIRTUAL_ENV $(HOST_PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -26,6 +37,13 @@ chromium:
 
 test: install chromium
 	$(BIN)/python -m pytest
+
+# The quality gates: lint and format, types, and the import layers (pyproject.toml).
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 figures: install
 	$(BIN)/python build_figures.py

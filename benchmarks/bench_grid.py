@@ -23,8 +23,12 @@ from specmodel.grid import grid_arrays
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="vectorised runs; the best is reported")
-    parser.add_argument("--scalar", type=int, default=5000,
-                        help="scalar-path scenarios to time (0: all of them; else a random sample, extrapolated)")
+    parser.add_argument(
+        "--scalar",
+        type=int,
+        default=5000,
+        help="scalar-path scenarios to time (0: all of them; else a random sample, extrapolated)",
+    )
     args = parser.parse_args()
 
     grid = grid_arrays()

@@ -42,7 +42,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
         build_site(site, port)
-        data_bytes = sum((site / "generated" / "data" / name).stat().st_size for name in ("simulator.json", "simulator.bin"))
+        data_bytes = sum(
+            (site / "generated" / "data" / name).stat().st_size for name in ("simulator.json", "simulator.bin")
+        )
         with serve(site, port) as base, sync_playwright() as p:
             browser = launch(p)
             ready = []
@@ -56,8 +58,10 @@ def main() -> None:
             page.goto(base)
             page.wait_for_selector("[data-simulator][data-state=ready]")
             page.wait_for_timeout(1000)
-            axes = page.evaluate("() => fetch(document.querySelector('[data-simulator]').dataset.src)"
-                                 ".then(r => r.json()).then(d => d.axes)")
+            axes = page.evaluate(
+                "() => fetch(document.querySelector('[data-simulator]').dataset.src)"
+                ".then(r => r.json()).then(d => d.axes)"
+            )
             rng = random.Random(0)
             handled, painted = [], []
             for _ in range(200):
@@ -68,12 +72,18 @@ def main() -> None:
             browser.close()
 
     print(f"simulator data (json + bin)    {data_bytes:,} bytes   target < 1 MB (1,000,000 bytes)")
-    print(f"interactive after navigation   median {statistics.median(ready):.0f} ms over 5 loads "
-          f"(max {max(ready):.0f} ms)   target < 1500 ms")
-    print(f"control change -> updated      median {statistics.median(handled):.2f} ms, "
-          f"p95 {sorted(handled)[int(0.95 * len(handled))]:.2f} ms (event handler: readouts, ladder, token row, log)")
-    print(f"control change -> painted      median {statistics.median(painted):.2f} ms, "
-          f"p95 {sorted(painted)[int(0.95 * len(painted))]:.2f} ms   target median < 50 ms")
+    print(
+        f"interactive after navigation   median {statistics.median(ready):.0f} ms over 5 loads "
+        f"(max {max(ready):.0f} ms)   target < 1500 ms"
+    )
+    print(
+        f"control change -> updated      median {statistics.median(handled):.2f} ms, "
+        f"p95 {sorted(handled)[int(0.95 * len(handled))]:.2f} ms (event handler: readouts, ladder, token row, log)"
+    )
+    print(
+        f"control change -> painted      median {statistics.median(painted):.2f} ms, "
+        f"p95 {sorted(painted)[int(0.95 * len(painted))]:.2f} ms   target median < 50 ms"
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,10 @@ def build_site(site: Path, port: int) -> tuple[float, float]:
     wall-clock times in seconds."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": f"http://127.0.0.1:{port}/"}
     times = []
-    for cmd in ([sys.executable, "build_figures.py"],
-                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)]):
+    for cmd in (
+        [sys.executable, "build_figures.py"],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+    ):
         start = time.perf_counter()
         subprocess.run(cmd, cwd=ROOT, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)

@@ -21,8 +21,12 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 
 PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output|html):)?([A-Za-z0-9_\-]+)\s*\}\}")
-KINDS = {"figure": ("figures", ".html"), "table": ("tables", ".md"), "output": ("outputs", ".txt"),
-         "html": ("html", ".html")}
+KINDS = {
+    "figure": ("figures", ".html"),
+    "table": ("tables", ".md"),
+    "output": ("outputs", ".txt"),
+    "html": ("html", ".html"),
+}
 _state: dict = {}
 
 

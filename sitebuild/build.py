@@ -20,15 +20,15 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from sitebuild import figures as draw
+from sitebuild import figures_data as data
+from sitebuild import simulator, simulator_markup, tables
+from sitebuild.numbers import article_numbers
 from specmodel.errors import SpecModelError
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import Scenario
 from specmodel.model.settings import Settings, load_settings, using
 from specmodel.vllm.engine import engine_log
-from sitebuild import figures as draw
-from sitebuild import figures_data as data
-from sitebuild import simulator, simulator_markup, tables
-from sitebuild.numbers import article_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,60 +55,99 @@ def _alpha_figure(settings: Settings) -> go.Figure:
 
 
 FIGURES: tuple[FigureSpec, ...] = (
-    FigureSpec("ladder", "Speedup against concurrency for each drafter",
-               "The ladder: follow each drafter's speedup as concurrent sequences rise; magenta points are "
-               "slower than plain decoding, open markers do not fit on one card. Drag the slider to change the "
-               "context.",
-               lambda s: draw.ladder(data.ladder(s), s.deployment)),
-    FigureSpec("roofline", "Verify-pass memory time, arithmetic time and idle share",
-               "Memory time barely moves until the caches dominate, arithmetic time grows with every sequence: "
-               "the gap between them is the idle arithmetic speculation borrows.",
-               lambda s: draw.roofline(data.roofline(s))),
-    FigureSpec("arithmetic", "Arithmetic per output token against gamma",
-               "The bill: dots are the model's own FLOP counts, dotted lines Theorem 3.11; only the n-gram drafter "
-               "with i.i.d. acceptance sits on the paper's c = 0 line.",
-               lambda s: draw.arithmetic_bill(data.arithmetic_bill(s), s.deployment)),
-    FigureSpec("alpha", "Speedup against acceptance rate for the two draft models",
-               "Look at the diamonds: the larger draft at a fantasy alpha of 0.95 still falls short of the smaller "
-               "draft at 0.75. Dotted lines mark each draft's break-even alpha.",
-               _alpha_figure),
-    FigureSpec("memory", "Weights and KV cache per token of the three models",
-               "The drafts' weights are small; their caches are not: each draft token re-reads most of a target's "
-               "worth of cache.",
-               lambda s: draw.memory_footprint(data.memory_footprint(s))),
-    FigureSpec("context", "Speedup and draft share against context at 64 sequences",
-               "At 64 sequences, longer prompts hand the wall clock to the drafter; the n-gram drafter has no cache "
-               "to read and keeps its lead.",
-               lambda s: draw.context_sweep(data.context_sweep(s, 64), 64, s.deployment)),
-    FigureSpec("gamma", "Speedup against gamma at 1 and 32 sequences",
-               "One sequence peaks at three or four draft tokens; 32 sequences peak earlier and fall below 1x. "
-               "The slider adds a third concurrency.",
-               lambda s: draw.gamma_sweep(data.gamma_sweep(s))),
-    FigureSpec("tokens", "Expected tokens per iteration against gamma",
-               "Each curve flattens onto its dashed ceiling 1/(1 - alpha): past a few draft tokens, more guesses "
-               "buy almost nothing.",
-               lambda s: draw.tokens_per_iteration(data.tokens_per_iteration())),
-    FigureSpec("per-position", "Per-position acceptance, falling against same",
-               "Under the falling profile the fourth guess reaches the output in about one iteration in eight; "
-               "the i.i.d. assumption flatters every position after the first.",
-               lambda s: draw.per_position(data.per_position(s))),
-    FigureSpec("sampling", "Algorithm 1 run on a toy vocabulary",
-               "Teal bars (the sampler's output) sit on the grey ones (the target), not on the orange ones (the "
-               "draft): 'dog', which the draft never proposes, still comes out, and 'banana', which only the draft "
-               "likes, never does.",
-               lambda s: draw.sampling(data.sampling(), data.SAMPLING_TRIALS)),
-    FigureSpec("breakeven", "Break-even map over concurrency and context",
-               "Teal cells win, magenta cells lose; the line is the 1.0x contour and each cell shows the best "
-               "gamma (off: no gamma wins); boxed cells do not fit on one card. Switch drafters with the buttons.",
-               lambda s: draw.breakeven_map(data.breakeven_map(s), s.deployment)),
-    FigureSpec("heads", "Weights one draft step reads, LM head against the rest",
-               "Orange is the output head: a head that scores the target's whole vocabulary reads more per step "
-               "than a small draft model; a 32k draft vocabulary removes most of it.",
-               lambda s: draw.head_costs(data.head_costs(s))),
-    FigureSpec("hardware", "The ladder on H100, H200 and B200 side by side",
-               "Same model pair, three cards: faster memory lifts plain decoding and speculation alike, more memory "
-               "moves the open markers (does not fit) to the right. One slider sets the context of all three.",
-               lambda s: draw.hardware_ladders(data.hardware_ladders(s), s.deployment)),
+    FigureSpec(
+        "ladder",
+        "Speedup against concurrency for each drafter",
+        "The ladder: follow each drafter's speedup as concurrent sequences rise; magenta points are "
+        "slower than plain decoding, open markers do not fit on one card. Drag the slider to change the "
+        "context.",
+        lambda s: draw.ladder(data.ladder(s), s.deployment),
+    ),
+    FigureSpec(
+        "roofline",
+        "Verify-pass memory time, arithmetic time and idle share",
+        "Memory time barely moves until the caches dominate, arithmetic time grows with every sequence: "
+        "the gap between them is the idle arithmetic speculation borrows.",
+        lambda s: draw.roofline(data.roofline(s)),
+    ),
+    FigureSpec(
+        "arithmetic",
+        "Arithmetic per output token against gamma",
+        "The bill: dots are the model's own FLOP counts, dotted lines Theorem 3.11; only the n-gram drafter "
+        "with i.i.d. acceptance sits on the paper's c = 0 line.",
+        lambda s: draw.arithmetic_bill(data.arithmetic_bill(s), s.deployment),
+    ),
+    FigureSpec(
+        "alpha",
+        "Speedup against acceptance rate for the two draft models",
+        "Look at the diamonds: the larger draft at a fantasy alpha of 0.95 still falls short of the smaller "
+        "draft at 0.75. Dotted lines mark each draft's break-even alpha.",
+        _alpha_figure,
+    ),
+    FigureSpec(
+        "memory",
+        "Weights and KV cache per token of the three models",
+        "The drafts' weights are small; their caches are not: each draft token re-reads most of a target's "
+        "worth of cache.",
+        lambda s: draw.memory_footprint(data.memory_footprint(s)),
+    ),
+    FigureSpec(
+        "context",
+        "Speedup and draft share against context at 64 sequences",
+        "At 64 sequences, longer prompts hand the wall clock to the drafter; the n-gram drafter has no cache "
+        "to read and keeps its lead.",
+        lambda s: draw.context_sweep(data.context_sweep(s, 64), 64, s.deployment),
+    ),
+    FigureSpec(
+        "gamma",
+        "Speedup against gamma at 1 and 32 sequences",
+        "One sequence peaks at three or four draft tokens; 32 sequences peak earlier and fall below 1x. "
+        "The slider adds a third concurrency.",
+        lambda s: draw.gamma_sweep(data.gamma_sweep(s)),
+    ),
+    FigureSpec(
+        "tokens",
+        "Expected tokens per iteration against gamma",
+        "Each curve flattens onto its dashed ceiling 1/(1 - alpha): past a few draft tokens, more guesses "
+        "buy almost nothing.",
+        lambda s: draw.tokens_per_iteration(data.tokens_per_iteration()),
+    ),
+    FigureSpec(
+        "per-position",
+        "Per-position acceptance, falling against same",
+        "Under the falling profile the fourth guess reaches the output in about one iteration in eight; "
+        "the i.i.d. assumption flatters every position after the first.",
+        lambda s: draw.per_position(data.per_position(s)),
+    ),
+    FigureSpec(
+        "sampling",
+        "Algorithm 1 run on a toy vocabulary",
+        "Teal bars (the sampler's output) sit on the grey ones (the target), not on the orange ones (the "
+        "draft): 'dog', which the draft never proposes, still comes out, and 'banana', which only the draft "
+        "likes, never does.",
+        lambda s: draw.sampling(data.sampling(), data.SAMPLING_TRIALS),
+    ),
+    FigureSpec(
+        "breakeven",
+        "Break-even map over concurrency and context",
+        "Teal cells win, magenta cells lose; the line is the 1.0x contour and each cell shows the best "
+        "gamma (off: no gamma wins); boxed cells do not fit on one card. Switch drafters with the buttons.",
+        lambda s: draw.breakeven_map(data.breakeven_map(s), s.deployment),
+    ),
+    FigureSpec(
+        "heads",
+        "Weights one draft step reads, LM head against the rest",
+        "Orange is the output head: a head that scores the target's whole vocabulary reads more per step "
+        "than a small draft model; a 32k draft vocabulary removes most of it.",
+        lambda s: draw.head_costs(data.head_costs(s)),
+    ),
+    FigureSpec(
+        "hardware",
+        "The ladder on H100, H200 and B200 side by side",
+        "Same model pair, three cards: faster memory lifts plain decoding and speculation alike, more memory "
+        "moves the open markers (does not fit) to the right. One slider sets the context of all three.",
+        lambda s: draw.hardware_ladders(data.hardware_ladders(s), s.deployment),
+    ),
 )
 
 
@@ -135,18 +174,43 @@ CLI_EXAMPLES = {
     "point": ["point"],
     "point-json": ["point", "--concurrency", "64", "--json"],
     "point-eagle-b64": ["point", "--concurrency", "64", "--drafter", "eagle-32k"],
-    "point-llama-b200": ["point", "--hardware", "b200", "--target", "llama-3.1-8b", "--drafter", "llama-3.2-1b",
-                         "--concurrency", "256", "--context", "8192"],
+    "point-llama-b200": [
+        "point",
+        "--hardware",
+        "b200",
+        "--target",
+        "llama-3.1-8b",
+        "--drafter",
+        "llama-3.2-1b",
+        "--concurrency",
+        "256",
+        "--context",
+        "8192",
+    ],
     "point-wrong-vocab": ["point", "--drafter", "llama-3.2-1b"],
     "point-help": ["point", "--help"],
     "point-bad": ["point", "--gamma", "0"],
     "sweep-help": ["sweep", "--help"],
     "calibrate-help": ["calibrate", "--help"],
     "advise-help": ["advise", "--help"],
-    "advise-b8": ["advise", "--log", str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"), "--concurrency", "8",
-                  "--speculative-config", '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'],
-    "advise-b64": ["advise", "--log", str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"), "--concurrency",
-                   "64", "--speculative-config", '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'],
+    "advise-b8": [
+        "advise",
+        "--log",
+        str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"),
+        "--concurrency",
+        "8",
+        "--speculative-config",
+        '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}',
+    ],
+    "advise-b64": [
+        "advise",
+        "--log",
+        str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"),
+        "--concurrency",
+        "64",
+        "--speculative-config",
+        '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}',
+    ],
 }
 
 
@@ -162,11 +226,8 @@ def command_output(argv: list[str]) -> str:
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "88"  # argparse wraps help to the terminal width: pin it
     try:
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-            try:
-                cli_main(argv)
-            except SystemExit:
-                pass
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer), contextlib.suppress(SystemExit):
+            cli_main(argv)
     finally:
         if old is None:
             os.environ.pop("COLUMNS")
@@ -184,8 +245,9 @@ def numbers_json(settings: Settings) -> str:
 def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[str, str | bytes]:
     """Relative path -> content (text, or bytes for binary data) of every generated file,
     for the deployment and constants of ``settings``."""
-    files: dict[str, str | bytes] = {f"figures/{spec.id}.html": figure_fragment(spec, spec.make(settings))
-                                     for spec in FIGURES}
+    files: dict[str, str | bytes] = {
+        f"figures/{spec.id}.html": figure_fragment(spec, spec.make(settings)) for spec in FIGURES
+    }
     # The calibration table is the article's deployment and constants against the article.
     files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
     files["tables/constants.md"] = tables.constants(settings) + "\n"
@@ -237,14 +299,26 @@ def write_tree(files: dict[str, str | bytes], destination: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="build_figures.py", description="Compute the site's figures, tables and numbers.")
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "generated", help="output folder (default: %(default)s)")
-    parser.add_argument("--calibration", type=Path, default=None,
-                        help="calibration table (default: the article's, shipped with specmodel)")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="TOML or YAML file overriding constants ([constants] NAME = value, names as in "
-                             "specmodel/model/constants.py) and the deployment ([deployment] hardware, target, draft, "
-                             "big_draft); the whole site is computed for it")
+    parser = argparse.ArgumentParser(
+        prog="build_figures.py", description="Compute the site's figures, tables and numbers."
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "docs" / "generated", help="output folder (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        default=None,
+        help="calibration table (default: the article's, shipped with specmodel)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="TOML or YAML file overriding constants ([constants] NAME = value, names as in "
+        "specmodel/model/constants.py) and the deployment ([deployment] hardware, target, draft, "
+        "big_draft); the whole site is computed for it",
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:

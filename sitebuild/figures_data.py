@@ -15,8 +15,8 @@ from specmodel.model import heads
 from specmodel.model.breakeven import first_crossing
 from specmodel.model.drafters import drafter_coefficients
 from specmodel.model.evaluate import evaluate
-from specmodel.model.evaluation import Evaluation
-from specmodel.model.scenario import CONCURRENCY_LADDER, DEFAULTS, GAMMAS as GAMMA_VALUES, GRID_CONTEXTS
+from specmodel.model.scenario import CONCURRENCY_LADDER, DEFAULTS, GRID_CONTEXTS
+from specmodel.model.scenario import GAMMAS as GAMMA_VALUES
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.sampling import toy_demo
@@ -56,13 +56,25 @@ def ladder(settings: Settings) -> pd.DataFrame:
     return _ladder_frame(settings, None)
 
 
-def _ladder_frame(settings: Settings, hardware: str | None, contexts=CONTEXTS,
-                 drafters: tuple[str, ...] | None = None) -> pd.DataFrame:
-    b, t, d = np.meshgrid(CONCURRENCY, np.asarray(contexts), np.array(drafters or site_drafters(settings)), indexing="ij")
+def _ladder_frame(
+    settings: Settings, hardware: str | None, contexts=CONTEXTS, drafters: tuple[str, ...] | None = None
+) -> pd.DataFrame:
+    b, t, d = np.meshgrid(
+        CONCURRENCY, np.asarray(contexts), np.array(drafters or site_drafters(settings)), indexing="ij"
+    )
     ev = evaluate(settings=settings, concurrency=b, context=t, drafter=d, hardware=hardware)
-    return _frame(ev, concurrency=b, context=t, drafter=d, speedup=ev.speedup,
-                  spec_tokens_per_s=ev.spec_tokens_per_s, base_tokens_per_s=ev.base_tokens_per_s, fits=ev.fits,
-                  memory_gib=ev.memory_required_bytes / GIB, usable_gib=ev.usable_memory_bytes / GIB)
+    return _frame(
+        ev,
+        concurrency=b,
+        context=t,
+        drafter=d,
+        speedup=ev.speedup,
+        spec_tokens_per_s=ev.spec_tokens_per_s,
+        base_tokens_per_s=ev.base_tokens_per_s,
+        fits=ev.fits,
+        memory_gib=ev.memory_required_bytes / GIB,
+        usable_gib=ev.usable_memory_bytes / GIB,
+    )
 
 
 def hardware_ladders(settings: Settings) -> pd.DataFrame:
@@ -84,8 +96,9 @@ def roofline(settings: Settings) -> pd.DataFrame:
     time (seconds) and the tensor cores' idle share."""
     b = np.unique(np.concatenate([CONCURRENCY, np.round(np.geomspace(1, 1024, 61))])).astype(int)
     ev = evaluate(settings=settings, concurrency=b)
-    return _frame(ev, concurrency=b, memory_time=ev.verify_memory_time, compute_time=ev.verify_compute_time,
-                  idle=ev.verify_idle)
+    return _frame(
+        ev, concurrency=b, memory_time=ev.verify_memory_time, compute_time=ev.verify_compute_time, idle=ev.verify_idle
+    )
 
 
 def arithmetic_bill(settings: Settings) -> pd.DataFrame:
@@ -96,14 +109,34 @@ def arithmetic_bill(settings: Settings) -> pd.DataFrame:
     cases = [(draft, "falling"), (draft, "same"), ("ngram", "same")]
     for drafter, profile in cases:
         ev = evaluate(settings=settings, gamma=GAMMAS, drafter=drafter, acceptance=profile)
-        rows.append(pd.DataFrame({"gamma": GAMMAS, "series": f"simulated: {drafter}, {profile}",
-                                  "drafter": drafter, "kind": "simulated", "ratio": ev.arithmetic_ratio}))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "gamma": GAMMAS,
+                    "series": f"simulated: {drafter}, {profile}",
+                    "drafter": drafter,
+                    "kind": "simulated",
+                    "ratio": ev.arithmetic_ratio,
+                }
+            )
+        )
     target, draft_arch = get_architecture(settings.deployment.target), get_architecture(draft)
     c_draft = arch.draft_cost_ratio(draft_arch, target, settings.constants.FLOPS_PER_PARAMETER)
-    for c, label, drafter in ((0.0, "Theorem 3.11, c = 0", "ngram"),
-                              (c_draft, f"Theorem 3.11, c = {c_draft:.3f}", draft)):
-        rows.append(pd.DataFrame({"gamma": GAMMAS, "series": label, "drafter": drafter, "kind": "theorem",
-                                  "ratio": acc.theorem_3_11_arithmetic_increase(DEFAULTS["alpha"], GAMMAS, c)}))
+    for c, label, drafter in (
+        (0.0, "Theorem 3.11, c = 0", "ngram"),
+        (c_draft, f"Theorem 3.11, c = {c_draft:.3f}", draft),
+    ):
+        rows.append(
+            pd.DataFrame(
+                {
+                    "gamma": GAMMAS,
+                    "series": label,
+                    "drafter": drafter,
+                    "kind": "theorem",
+                    "ratio": acc.theorem_3_11_arithmetic_increase(DEFAULTS["alpha"], GAMMAS, c),
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -114,8 +147,10 @@ def alpha_sweep(settings: Settings) -> tuple[pd.DataFrame, dict[str, float]]:
     a, d = np.meshgrid(alphas, np.array(model_drafters(settings)), indexing="ij")
     ev = evaluate(settings=settings, alpha=a, drafter=d)
     frame = _frame(ev, alpha=a, drafter=d, speedup=ev.speedup)
-    breakeven = {drafter: first_crossing(group["alpha"].to_numpy(), group["speedup"].to_numpy())
-                 for drafter, group in frame.groupby("drafter", sort=False)}
+    breakeven = {
+        drafter: first_crossing(group["alpha"].to_numpy(), group["speedup"].to_numpy())
+        for drafter, group in frame.groupby("drafter", sort=False)
+    }
     return frame, breakeven
 
 
@@ -123,12 +158,14 @@ def memory_footprint(settings: Settings) -> pd.DataFrame:
     """Weights (GiB) and KV cache per token (KiB) of the target and the two draft models."""
     keys = (settings.deployment.target, *model_drafters(settings))
     models = [get_architecture(k) for k in keys]
-    return pd.DataFrame({
-        "model": [m.name for m in models],
-        "weights_gib": [arch.weight_bytes(m) / GIB for m in models],
-        "kv_kib_per_token": [arch.kv_cache_bytes_per_token(m) / KIB for m in models],
-        "parameters": [arch.parameter_count(m) for m in models],
-    })
+    return pd.DataFrame(
+        {
+            "model": [m.name for m in models],
+            "weights_gib": [arch.weight_bytes(m) / GIB for m in models],
+            "kv_kib_per_token": [arch.kv_cache_bytes_per_token(m) / KIB for m in models],
+            "parameters": [arch.parameter_count(m) for m in models],
+        }
+    )
 
 
 def context_sweep(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
@@ -153,8 +190,9 @@ def tokens_per_iteration() -> pd.DataFrame:
     each alpha's ceiling 1 / (1 - alpha)."""
     g, a = np.meshgrid(np.arange(1, 21), np.array(TOKEN_ALPHAS), indexing="ij")
     tokens = acc.closed_form_tokens_per_iteration(a, g)
-    return pd.DataFrame({"gamma": g.ravel(), "alpha": a.ravel(), "tokens": tokens.ravel(),
-                         "ceiling": (1 / (1 - a)).ravel()})
+    return pd.DataFrame(
+        {"gamma": g.ravel(), "alpha": a.ravel(), "tokens": tokens.ravel(), "ceiling": (1 / (1 - a)).ravel()}
+    )
 
 
 def per_position(settings: Settings, gamma: int = 6) -> pd.DataFrame:
@@ -162,8 +200,11 @@ def per_position(settings: Settings, gamma: int = 6) -> pd.DataFrame:
     rows = []
     for profile in ("falling", "same"):
         ev = evaluate(settings=settings, gamma=gamma, acceptance=profile)
-        rows.append(pd.DataFrame({"position": np.arange(1, gamma + 1), "profile": profile,
-                                  "acceptance": np.ravel(ev.per_position)}))
+        rows.append(
+            pd.DataFrame(
+                {"position": np.arange(1, gamma + 1), "profile": profile, "acceptance": np.ravel(ev.per_position)}
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -173,9 +214,16 @@ def breakeven_map(settings: Settings) -> pd.DataFrame:
     ev = evaluate(settings=settings, concurrency=b, context=t, drafter=d, gamma=g)
     best = np.argmax(ev.speedup, axis=-1)
     speedup = np.take_along_axis(ev.speedup, best[..., None], axis=-1)[..., 0]
-    return pd.DataFrame({"concurrency": b[..., 0].ravel(), "context": t[..., 0].ravel(), "drafter": d[..., 0].ravel(),
-                         "best_gamma": GAMMAS[best].ravel(), "speedup": speedup.ravel(),
-                         "fits": ev.fits[..., 0].ravel()})
+    return pd.DataFrame(
+        {
+            "concurrency": b[..., 0].ravel(),
+            "context": t[..., 0].ravel(),
+            "drafter": d[..., 0].ravel(),
+            "best_gamma": GAMMAS[best].ravel(),
+            "speedup": speedup.ravel(),
+            "fits": ev.fits[..., 0].ravel(),
+        }
+    )
 
 
 def head_costs(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
@@ -186,7 +234,10 @@ def head_costs(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
     fpp = settings.constants.FLOPS_PER_PARAMETER
     rows = []
     for name in (settings.deployment.draft, *heads.head_catalog()):
-        one, many = evaluate(settings=settings, drafter=name), evaluate(settings=settings, drafter=name, concurrency=concurrency)
+        one, many = (
+            evaluate(settings=settings, drafter=name),
+            evaluate(settings=settings, drafter=name, concurrency=concurrency),
+        )
         if name in heads.head_catalog():
             head = heads.head_catalog()[name]
             lm = heads.lm_head_bytes_per_step(head, t)
@@ -194,12 +245,21 @@ def head_costs(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
         else:
             lm = arch.lm_head_bytes(get_architecture(name))
             vocab = get_architecture(name).vocab_size
-        rows.append({"drafter": name, "vocabulary": vocab, "weights_read_gib": float(one.draft_weight_bytes) / GIB,
-                     "lm_head_gib": lm / GIB, "lm_head_share": lm / float(one.draft_weight_bytes),
-                     "kv_kib_per_token": float(one.draft_kv_bytes_per_token) / KIB,
-                     "resident_gib": drafter_coefficients(name, t.key, fpp).resident_bytes / GIB,
-                     "step_gib_b1": float(one.draft_step_bytes) / GIB, "step_gib_bn": float(many.draft_step_bytes) / GIB,
-                     "speedup_b1": float(one.speedup), "speedup_bn": float(many.speedup)})
+        rows.append(
+            {
+                "drafter": name,
+                "vocabulary": vocab,
+                "weights_read_gib": float(one.draft_weight_bytes) / GIB,
+                "lm_head_gib": lm / GIB,
+                "lm_head_share": lm / float(one.draft_weight_bytes),
+                "kv_kib_per_token": float(one.draft_kv_bytes_per_token) / KIB,
+                "resident_gib": drafter_coefficients(name, t.key, fpp).resident_bytes / GIB,
+                "step_gib_b1": float(one.draft_step_bytes) / GIB,
+                "step_gib_bn": float(many.draft_step_bytes) / GIB,
+                "speedup_b1": float(one.speedup),
+                "speedup_bn": float(many.speedup),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -211,5 +271,6 @@ def sampling() -> pd.DataFrame:
     draft's q, the residual norm(max(0, p - q)) and the empirical distribution of the
     emitted token."""
     demo = toy_demo(seed=SAMPLING_SEED, trials=SAMPLING_TRIALS)
-    return pd.DataFrame({"token": demo.labels, "p": demo.p, "q": demo.q, "residual": demo.residual,
-                         "output": demo.output})
+    return pd.DataFrame(
+        {"token": demo.labels, "p": demo.p, "q": demo.q, "residual": demo.residual, "output": demo.output}
+    )

@@ -1,4 +1,4 @@
-"""The simulator at the top of the article: its data file and its HTML.
+"""The simulator at the top of the article: its data file (the HTML is in :mod:`sitebuild.simulator_markup`).
 
 The browser script (docs/javascripts/simulator.js) looks values up in the data written
 here and formats them; it computes nothing about speculative decoding. Each quantity is
@@ -10,13 +10,14 @@ no parsing; ``simulator.json`` describes where each quantity lies in it.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from sitebuild import theme
+from sitebuild.figures_data import site_drafters
 from specmodel import formatting
 from specmodel.model.acceptance import tokens_per_iteration_pmf
 from specmodel.model.evaluate import evaluate
@@ -25,8 +26,6 @@ from specmodel.model.scenario import AXES, SIMULATOR_AXIS_VALUES, default_scenar
 from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.vllm import metrics as vllm
-from sitebuild import theme
-from sitebuild.figures_data import site_drafters
 
 ALL = AXES
 
@@ -72,7 +71,20 @@ LOG_FIELDS: dict[str, tuple[str, ...]] = {
 SPEC = re.compile(r"%(?:\.(\d+))?([dfs%])")
 
 #: Words for the token row (the simulator samples how many guesses survive, not text).
-TOKEN_WORDS = ("the", "draft", "model", "guesses", "several", "tokens", "ahead", "and", "the", "target", "checks", "them")
+TOKEN_WORDS = (
+    "the",
+    "draft",
+    "model",
+    "guesses",
+    "several",
+    "tokens",
+    "ahead",
+    "and",
+    "the",
+    "target",
+    "checks",
+    "them",
+)
 
 
 @dataclass(frozen=True)
@@ -109,11 +121,18 @@ def as_counters(expected: dict[str, np.ndarray]) -> tuple[vllm.SpecDecodeCounter
     numbers for one scenario, arrays over a grid."""
     if np.ndim(expected["num_drafts"]) == 0:
         counters = vllm.SpecDecodeCounters(
-            float(expected["num_drafts"]), float(expected["num_draft_tokens"]), float(expected["num_accepted_tokens"]),
-            tuple(float(x) for x in np.ravel(expected["accepted_per_position"])))
+            float(expected["num_drafts"]),
+            float(expected["num_draft_tokens"]),
+            float(expected["num_accepted_tokens"]),
+            tuple(float(x) for x in np.ravel(expected["accepted_per_position"])),
+        )
         return counters, float(expected["elapsed"])
-    counters = vllm.SpecDecodeCounters(expected["num_drafts"], expected["num_draft_tokens"],
-                                       expected["num_accepted_tokens"], expected["accepted_per_position"])
+    counters = vllm.SpecDecodeCounters(
+        expected["num_drafts"],
+        expected["num_draft_tokens"],
+        expected["num_accepted_tokens"],
+        expected["accepted_per_position"],
+    )
     return counters, expected["elapsed"]
 
 
@@ -121,7 +140,7 @@ def log_template() -> list[dict]:
     """LOG_FORMAT split into literal text and numbered slots with their precision."""
     parts, pos, fields = [], 0, iter(LOG_FIELDS)
     for m in SPEC.finditer(vllm.LOG_FORMAT):
-        parts.append({"text": vllm.LOG_FORMAT[pos:m.start()]})
+        parts.append({"text": vllm.LOG_FORMAT[pos : m.start()]})
         if m.group(2) == "%":
             parts.append({"text": "%"})
         else:
@@ -136,7 +155,9 @@ def _reduce(values: np.ndarray, kept: tuple[str, ...]) -> np.ndarray:
     after checking that it really does not vary along them."""
     index = tuple(slice(None) if name in kept else 0 for name in ALL)
     reduced = values[index]
-    expanded = np.broadcast_to(np.expand_dims(reduced, tuple(i for i, n in enumerate(ALL) if n not in kept)), values.shape)
+    expanded = np.broadcast_to(
+        np.expand_dims(reduced, tuple(i for i, n in enumerate(ALL) if n not in kept)), values.shape
+    )
     if not np.allclose(expanded, values, rtol=1e-9, atol=1e-12, equal_nan=True):
         raise ValueError(f"quantity varies along axes outside {kept}")
     return reduced
@@ -214,10 +235,16 @@ def simulator_data(grid: Grid, binary_name: str = "simulator.bin") -> SimulatorD
         "fits": {**fits, "text": {"1": FITS_TEXT[True], "0": FITS_TEXT[False]}},
         "readouts": readouts,
         "log": {"template": log_template(), "fields": _log_fields(grid, packer)},
-        "tokens": {"axes": ["gamma", "acceptance", "alpha"], "positions": cdf.shape[-1],
-                   "cdf": [round(float(x), 6) for x in cdf.ravel()], "words": list(TOKEN_WORDS)},
-        "colors": {"drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
-                   "loss": theme.LOSS},
+        "tokens": {
+            "axes": ["gamma", "acceptance", "alpha"],
+            "positions": cdf.shape[-1],
+            "cdf": [round(float(x), 6) for x in cdf.ravel()],
+            "words": list(TOKEN_WORDS),
+        },
+        "colors": {
+            "drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
+            "loss": theme.LOSS,
+        },
         "ladder": ladder_scale(readouts["speedup"], ev.speedup, packer),
         "verdicts": {"keys": list(VERDICT_KEYS), "text": dict(formatting.VERDICTS)},
     }
@@ -246,8 +273,12 @@ def _log_fields(grid: Grid, packer: Packer) -> dict[str, dict]:
         units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
         log[key] = {"axes": list(kept), "decimals": spec["decimals"], **packer.add(units)}
     rates = _reduce_positions(vllm.per_position_rate(counters))
-    log["per_position"] = {"axes": list(LOG_FIELDS["per_position"]), "positions": rates.shape[-1], "decimals": 3,
-                           **packer.add(_units([f"{v:.3f}" for v in rates.ravel()]))}
+    log["per_position"] = {
+        "axes": list(LOG_FIELDS["per_position"]),
+        "positions": rates.shape[-1],
+        "decimals": 3,
+        **packer.add(_units([f"{v:.3f}" for v in rates.ravel()])),
+    }
     return log
 
 
@@ -280,8 +311,13 @@ def ladder_scale(speedup_field: dict, speedup: np.ndarray, packer: Packer) -> di
     bottom, top = np.minimum(levels, baseline), np.maximum(levels, baseline)
     scale = 10**decimals
     verdicts = np.array([VERDICT_KEYS.index(formatting.verdict(u / scale, decimals)) for u in range(len(levels))])
-    return {"baseline": baseline, "bottom": packer.add(bottom), "top": packer.add(top),
-            "height": packer.add(top - bottom), "verdict": packer.add(verdicts)}
+    return {
+        "baseline": baseline,
+        "bottom": packer.add(bottom),
+        "top": packer.add(top),
+        "height": packer.add(top - bottom),
+        "verdict": packer.add(verdicts),
+    }
 
 
 def _reduce_positions(values: np.ndarray) -> np.ndarray:

@@ -10,14 +10,14 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from sitebuild import theme
+from sitebuild.simulator import FITS_TEXT, VERDICT_KEYS, SimulatorData, axes, default_text
 from specmodel import formatting
 from specmodel.model import drafters
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import default_scenario
 from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY
-from sitebuild import theme
-from sitebuild.simulator import FITS_TEXT, VERDICT_KEYS, SimulatorData, axes, default_text
 
 LABELS = {
     "concurrency": "Concurrent sequences",
@@ -28,22 +28,36 @@ LABELS = {
     "alpha": "Acceptance rate, α",
 }
 ACCEPTANCE_LABELS = {"falling": "falls with position", "same": "same at every position"}
-CONTROL_KINDS = {"concurrency": "select", "context": "select", "gamma": "range", "drafter": "radio",
-                 "acceptance": "radio", "alpha": "range"}
+CONTROL_KINDS = {
+    "concurrency": "select",
+    "context": "select",
+    "gamma": "range",
+    "drafter": "radio",
+    "acceptance": "radio",
+    "alpha": "range",
+}
 MEMORY_GROUP = "Memory on one card"
 READOUT_GROUPS = (
-    ("Throughput", ("spec_tokens_per_s", "base_tokens_per_s", "mean_acceptance_length", "draft_share",
-                    "arithmetic_ratio")),
+    (
+        "Throughput",
+        ("spec_tokens_per_s", "base_tokens_per_s", "mean_acceptance_length", "draft_share", "arithmetic_ratio"),
+    ),
     ("The verify pass", ("verify_idle", "verify_gib", "verify_tflop", "verify_memory_ms", "verify_compute_ms")),
     (MEMORY_GROUP, ("hbm_required_gib", "max_concurrency", "max_concurrency_without_draft")),
 )
 #: The token chips' states and what each means (their tooltips).
-CHIP_TITLES = {"accepted": "accepted guess", "rejected": "first rejected guess", "skipped": "thrown away",
-               "emitted": "token the target emits"}
+CHIP_TITLES = {
+    "accepted": "accepted guess",
+    "rejected": "first rejected guess",
+    "skipped": "thrown away",
+    "emitted": "token the target emits",
+}
 
 _ENVIRONMENT = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
-    autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
 )
 
 
@@ -77,12 +91,25 @@ def _rungs(settings: Settings, sim: SimulatorData, drafter: str, current: int) -
         text = BY_KEY["speedup"].format(s)
         units = int(text.rstrip("x").replace(".", ""))
         loss = VERDICT_KEYS[verdicts[units]] == "slower"
-        classes = ("specsim__rung" + (" is-loss" if loss else "") + (" is-current" if b == current else "")
-                   + ("" if fit else " is-unfit"))
-        rungs.append({"classes": classes, "concurrency": int(b), "title": FITS_TEXT[bool(fit)],
-                      "bottom": f"{bottom[units] / 10:.1f}", "height": f"{height[units] / 10:.1f}",
-                      "top": f"{top[units] / 10:.1f}", "color": theme.LOSS if loss else color, "text": text,
-                      "label": f"{int(b):,}"})
+        classes = (
+            "specsim__rung"
+            + (" is-loss" if loss else "")
+            + (" is-current" if b == current else "")
+            + ("" if fit else " is-unfit")
+        )
+        rungs.append(
+            {
+                "classes": classes,
+                "concurrency": int(b),
+                "title": FITS_TEXT[bool(fit)],
+                "bottom": f"{bottom[units] / 10:.1f}",
+                "height": f"{height[units] / 10:.1f}",
+                "top": f"{top[units] / 10:.1f}",
+                "color": theme.LOSS if loss else color,
+                "text": text,
+                "label": f"{int(b):,}",
+            }
+        )
     return rungs
 
 
@@ -104,11 +131,16 @@ def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated
     chips = [("accepted", words[0]), ("accepted", words[1]), ("rejected", words[2])]
     chips += [("skipped", words[j]) for j in range(3, default.gamma)] + [("emitted", "correction")]
     context = {
-        "src": src, "binary": src.rsplit("/", 1)[0] + "/" + sim.meta["binary"],
+        "src": src,
+        "binary": src.rsplit("/", 1)[0] + "/" + sim.meta["binary"],
         "controls": [_control(name, values, getattr(default, name)) for name, values in axes(settings).items()],
-        "text": text, "verdict": text["verdict"], "verdict_text": formatting.VERDICTS[text["verdict"]],
-        "groups": _groups(text), "one": f"{sim.meta['ladder']['baseline'] / 10:.1f}",
+        "text": text,
+        "verdict": text["verdict"],
+        "verdict_text": formatting.VERDICTS[text["verdict"]],
+        "groups": _groups(text),
+        "one": f"{sim.meta['ladder']['baseline'] / 10:.1f}",
         "rungs": _rungs(settings, sim, str(default.drafter), default.concurrency),
-        "chips": chips, "chip_titles": CHIP_TITLES,
+        "chips": chips,
+        "chip_titles": CHIP_TITLES,
     }
     return _ENVIRONMENT.get_template("simulator.html").render(context)

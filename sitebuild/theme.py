@@ -13,8 +13,14 @@ from specmodel.model import drafters
 from specmodel.model.settings import Deployment
 
 #: Drafter colours by role: the article's draft model, its larger draft, and the rest by name.
-ROLE_COLORS = {"draft": "#3b6fd8", "big_draft": "#d9822b", "ngram": "#0f9d8a", "eagle": "#7c6bd6",
-               "eagle-32k": "#5c8a2e", "mtp": "#b5475b"}
+ROLE_COLORS = {
+    "draft": "#3b6fd8",
+    "big_draft": "#d9822b",
+    "ngram": "#0f9d8a",
+    "eagle": "#7c6bd6",
+    "eagle-32k": "#5c8a2e",
+    "mtp": "#b5475b",
+}
 LOSS = "#c8359d"  # magenta: slower than plain decoding
 MEMORY = "#3b6fd8"
 COMPUTE = "#e0662f"
@@ -36,10 +42,20 @@ TEMPLATE = go.layout.Template(
         hovermode="closest",
         margin={"l": 64, "r": 24, "t": 36, "b": 56},
         legend={"orientation": "h", "y": -0.22, "x": 0, "bgcolor": "rgba(0,0,0,0)"},
-        xaxis={"gridcolor": "rgba(128,128,128,0.25)", "zeroline": False, "linecolor": "rgba(128,128,128,0.6)",
-               "ticks": "outside", "automargin": True},
-        yaxis={"gridcolor": "rgba(128,128,128,0.25)", "zeroline": False, "linecolor": "rgba(128,128,128,0.6)",
-               "ticks": "outside", "automargin": True},
+        xaxis={
+            "gridcolor": "rgba(128,128,128,0.25)",
+            "zeroline": False,
+            "linecolor": "rgba(128,128,128,0.6)",
+            "ticks": "outside",
+            "automargin": True,
+        },
+        yaxis={
+            "gridcolor": "rgba(128,128,128,0.25)",
+            "zeroline": False,
+            "linecolor": "rgba(128,128,128,0.6)",
+            "ticks": "outside",
+            "automargin": True,
+        },
     )
 )
 
@@ -51,18 +67,34 @@ def base_figure(**layout) -> go.Figure:
     return fig
 
 
-def reference_line(fig: go.Figure, y: float, x0: float, x1: float, label: str = "plain decoding", row=None, col=None) -> None:
+def reference_line(
+    fig: go.Figure, y: float, x0: float, x1: float, label: str = "plain decoding", row=None, col=None
+) -> None:
     """A dashed horizontal reference (the 1.0x line by default), tagged for re-theming, with
     a small label at its right end on single-panel figures."""
     trace = go.Scatter(
-        x=[x0, x1], y=[y, y], mode="lines", line={"dash": "dash", "width": 1.5, "color": NEUTRAL},
-        name=label, meta=REFERENCE, hoverinfo="skip", showlegend=False,
+        x=[x0, x1],
+        y=[y, y],
+        mode="lines",
+        line={"dash": "dash", "width": 1.5, "color": NEUTRAL},
+        name=label,
+        meta=REFERENCE,
+        hoverinfo="skip",
+        showlegend=False,
     )
     if row is None:
         fig.add_trace(trace)
         if label:
-            fig.add_annotation(xref="paper", x=1, y=y, text=label, showarrow=False, xanchor="right", yanchor="bottom",
-                               font={"size": 11})
+            fig.add_annotation(
+                xref="paper",
+                x=1,
+                y=y,
+                text=label,
+                showarrow=False,
+                xanchor="right",
+                yanchor="bottom",
+                font={"size": 11},
+            )
     else:
         fig.add_trace(trace, row=row, col=col)
 

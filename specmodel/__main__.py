@@ -1,3 +1,5 @@
+"""``python -m specmodel``: the command line (:mod:`specmodel.cli`)."""
+
 import sys
 
 from specmodel.cli import main

@@ -138,6 +138,7 @@ def markdown_table(compared: pd.DataFrame) -> str:
         "| scenario | metric | article | model | relative error | tolerance | within |",
         "| --- | --- | ---: | ---: | ---: | ---: | :---: |",
     ]
+    row: Any  # a pandas row named tuple: the table's columns as attributes
     for row in compared.itertuples():
         tol = f"±{row.tolerance:g}" + (" (rel.)" if row.kind == "relative" else " (abs.)")
         lines.append(

@@ -37,33 +37,60 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _scenario_options(parser: argparse.ArgumentParser, settings: Settings) -> None:
-    parser.add_argument("--concurrency", type=int, default=DEFAULTS["concurrency"],
-                        help="concurrent sequences B (default: %(default)s)")
-    parser.add_argument("--context", type=int, default=DEFAULTS["context"],
-                        help="prompt tokens per sequence (default: %(default)s)")
-    parser.add_argument("--gamma", type=int, default=DEFAULTS["gamma"],
-                        help="draft tokens per iteration, num_speculative_tokens (default: %(default)s)")
+    parser.add_argument(
+        "--concurrency", type=int, default=DEFAULTS["concurrency"], help="concurrent sequences B (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--context", type=int, default=DEFAULTS["context"], help="prompt tokens per sequence (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--gamma",
+        type=int,
+        default=DEFAULTS["gamma"],
+        help="draft tokens per iteration, num_speculative_tokens (default: %(default)s)",
+    )
     _drafter_option(parser, default=settings.deployment.draft)
-    parser.add_argument("--acceptance", choices=PROFILES, default=DEFAULTS["acceptance"],
-                        help="acceptance across draft positions (default: %(default)s)")
-    parser.add_argument("--alpha", type=float, default=DEFAULTS["alpha"],
-                        help="acceptance rate, strictly between 0 and 1 (default: %(default)s)")
+    parser.add_argument(
+        "--acceptance",
+        choices=PROFILES,
+        default=DEFAULTS["acceptance"],
+        help="acceptance across draft positions (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=DEFAULTS["alpha"],
+        help="acceptance rate, strictly between 0 and 1 (default: %(default)s)",
+    )
     _deployment_options(parser, settings)
 
 
 def _drafter_option(parser: Any, default: str | None = None) -> None:
-    parser.add_argument("--drafter", metavar="NAME", default=default,
-                        help="where drafts come from: a smaller model sharing the target's vocabulary, ngram, or "
-                             "a head on the target (eagle, eagle-32k, mtp); one of " + ", ".join(all_drafter_names())
-                             + (" (default: %(default)s)" if default else ""))
+    parser.add_argument(
+        "--drafter",
+        metavar="NAME",
+        default=default,
+        help="where drafts come from: a smaller model sharing the target's vocabulary, ngram, or "
+        "a head on the target (eagle, eagle-32k, mtp); one of "
+        + ", ".join(all_drafter_names())
+        + (" (default: %(default)s)" if default else ""),
+    )
 
 
 def _deployment_options(parser: argparse.ArgumentParser, settings: Settings) -> None:
     """``--hardware`` and ``--target``; names are checked by the model, which lists the known ones."""
-    parser.add_argument("--hardware", metavar="NAME", default=settings.deployment.hardware,
-                        help="accelerator, one of " + ", ".join(hardware_catalog()) + " (default: %(default)s)")
-    parser.add_argument("--target", metavar="NAME", default=settings.deployment.target,
-                        help="target model, one of " + ", ".join(architecture_catalog()) + " (default: %(default)s)")
+    parser.add_argument(
+        "--hardware",
+        metavar="NAME",
+        default=settings.deployment.hardware,
+        help="accelerator, one of " + ", ".join(hardware_catalog()) + " (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        default=settings.deployment.target,
+        help="target model, one of " + ", ".join(architecture_catalog()) + " (default: %(default)s)",
+    )
 
 
 def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
@@ -77,8 +104,12 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     sweep.add_argument("--out", required=True, type=Path, help="output file, .csv or .parquet")
     _deployment_options(sweep, settings)
     calibrate = sub.add_parser("calibrate", help="compare the model with a calibration table")
-    calibrate.add_argument("--table", type=Path, default=None,
-                           help="calibration CSV (default: the article's table, shipped with the package)")
+    calibrate.add_argument(
+        "--table",
+        type=Path,
+        default=None,
+        help="calibration CSV (default: the article's table, shipped with the package)",
+    )
     calibrate.add_argument("--markdown", action="store_true", help="print a Markdown table")
     _advise_parser(sub, settings)
     return parser
@@ -86,25 +117,32 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
 
 def _advise_parser(sub: Any, settings: Settings) -> None:
     advise = sub.add_parser(
-        "advise", help="advise on gamma and drafter from a vLLM server's spec-decode metrics",
+        "advise",
+        help="advise on gamma and drafter from a vLLM server's spec-decode metrics",
         description="Infer per-position acceptance from a vLLM log or Prometheus scrape, predict the speedup "
-                    "of each gamma at the given concurrency, and say whether to keep, lower gamma, switch to a "
-                    "zero-cost drafter or turn speculation off.")
+        "of each gamma at the given concurrency, and say whether to keep, lower gamma, switch to a "
+        "zero-cost drafter or turn speculation off.",
+    )
     source = advise.add_mutually_exclusive_group(required=True)
-    source.add_argument("--log", type=Path, metavar="FILE",
-                        help="vLLM log holding 'SpecDecoding metrics:' lines")
-    source.add_argument("--metrics", type=Path, metavar="FILE",
-                        help="Prometheus scrape of vLLM's /metrics (text exposition; several scrapes appended "
-                             "give the increase between the first and the last)")
-    advise.add_argument("--concurrency", type=int, required=True,
-                        help="concurrent sequences B the server runs")
-    advise.add_argument("--context", type=int, default=DEFAULTS["context"],
-                        help="prompt tokens per sequence (default: %(default)s)")
+    source.add_argument("--log", type=Path, metavar="FILE", help="vLLM log holding 'SpecDecoding metrics:' lines")
+    source.add_argument(
+        "--metrics",
+        type=Path,
+        metavar="FILE",
+        help="Prometheus scrape of vLLM's /metrics (text exposition; several scrapes appended "
+        "give the increase between the first and the last)",
+    )
+    advise.add_argument("--concurrency", type=int, required=True, help="concurrent sequences B the server runs")
+    advise.add_argument(
+        "--context", type=int, default=DEFAULTS["context"], help="prompt tokens per sequence (default: %(default)s)"
+    )
     drafter = advise.add_mutually_exclusive_group(required=True)
     _drafter_option(drafter)
-    drafter.add_argument("--speculative-config", metavar="JSON",
-                         help="vLLM's --speculative-config, e.g. '{\"method\": \"ngram\", "
-                              "\"num_speculative_tokens\": 3}'")
+    drafter.add_argument(
+        "--speculative-config",
+        metavar="JSON",
+        help='vLLM\'s --speculative-config, e.g. \'{"method": "ngram", "num_speculative_tokens": 3}\'',
+    )
     _deployment_options(advise, settings)
     advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
@@ -120,8 +158,10 @@ def format_table(values: dict[str, Any]) -> str:
 
 def _scenario(args: argparse.Namespace, settings: Settings) -> ScenarioGrid:
     """The scenario the options describe, validated by the model (one line per problem)."""
-    fields = {k: getattr(args, k) for k in ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha",
-                                            "hardware", "target")}
+    fields = {
+        k: getattr(args, k)
+        for k in ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "hardware", "target")
+    }
     return scenario_grid(settings=settings, **fields)
 
 
@@ -129,8 +169,10 @@ def run_point(args: argparse.Namespace, settings: Settings) -> str:
     values = point_readouts(evaluate(_scenario(args, settings), settings=settings))
     if args.json:
         return json.dumps(values, allow_nan=False)
-    head = (f"{args.concurrency} sequence(s), context {args.context}, gamma {args.gamma}, "
-            f"drafter {args.drafter}, {args.acceptance} acceptance, alpha {args.alpha}, {args.target} on {args.hardware}")
+    head = (
+        f"{args.concurrency} sequence(s), context {args.context}, gamma {args.gamma}, "
+        f"drafter {args.drafter}, {args.acceptance} acceptance, alpha {args.alpha}, {args.target} on {args.hardware}"
+    )
     return head + "\n" + format_table(values)
 
 
@@ -193,32 +235,48 @@ def run_calibrate(args: argparse.Namespace, settings: Settings) -> str:
     compared = compare(load_table(args.table), settings)
     if args.markdown:
         return markdown_table(compared)
-    columns = ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "metric", "value", "model",
-               "relative_error", "within"]
+    columns = [
+        "concurrency",
+        "context",
+        "gamma",
+        "drafter",
+        "acceptance",
+        "alpha",
+        "metric",
+        "value",
+        "model",
+        "relative_error",
+        "within",
+    ]
     return str(compared[columns].to_string(index=False))
 
 
 def run_advise(args: argparse.Namespace, settings: Settings) -> str:
-    from specmodel.vllm import advise
+    from specmodel.vllm import advice_text, advise, speculative_config
     from specmodel.vllm.logs import load_log
     from specmodel.vllm.metrics import counters_summary, per_position_rate
     from specmodel.vllm.prometheus import load_exposition
 
     if args.speculative_config is not None:
-        deployment = advise.deployment_from_speculative_config(args.speculative_config)
+        deployment = speculative_config.deployment_from_speculative_config(args.speculative_config)
     else:
-        deployment = advise.deployment_from_drafter(args.drafter, args.target)
+        deployment = speculative_config.deployment_from_drafter(args.drafter, args.target)
     counters = load_log(args.log, "--log") if args.log is not None else load_exposition(args.metrics, "--metrics")
-    advice = advise.advise(per_position_rate(counters), args.concurrency, args.context, deployment,
-                           args.hardware, args.target, settings)
+    advice = advise.advise(
+        per_position_rate(counters), args.concurrency, args.context, deployment, args.hardware, args.target, settings
+    )
     measured = counters_summary(counters)
     if args.json:
-        return json.dumps(advise.advice_dict(advice, measured), allow_nan=False)
-    return advise.format_advice(advice, measured)
+        return json.dumps(advice_text.advice_dict(advice, measured), allow_nan=False)
+    return advice_text.format_advice(advice, measured)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], str]] = {
-    "point": run_point, "sweep": run_sweep, "calibrate": run_calibrate, "advise": run_advise}
+    "point": run_point,
+    "sweep": run_sweep,
+    "calibrate": run_calibrate,
+    "advise": run_advise,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

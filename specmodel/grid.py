@@ -28,8 +28,9 @@ def grid_arrays(target: str | None = None, settings: Settings | None = None, **a
     return {name: m.ravel() for name, m in zip(AXES, mesh, strict=True)}
 
 
-def sweep(hardware: str | None = None, target: str | None = None, settings: Settings | None = None,
-          **axes: Any) -> pd.DataFrame:
+def sweep(
+    hardware: str | None = None, target: str | None = None, settings: Settings | None = None, **axes: Any
+) -> pd.DataFrame:
     """Evaluate every scenario of a grid; one row per scenario.
 
     Columns: the six axes, every readout of :data:`specmodel.readouts.READOUTS` in display

@@ -8,6 +8,7 @@ shares as 0..1) and formats them. It computes nothing about speculative decoding
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 from specmodel.formatting import GIB, KIB, Style, number
@@ -50,8 +51,13 @@ READOUTS: tuple[Readout, ...] = (
     Readout("verify_compute_ms", "Verify pass: arithmetic time", "verify_compute_time", 1e3, "ms"),
     Readout("draft_step_gib", "Draft pass: bytes moved", "draft_step_bytes", 1 / GIB, "GiB"),
     Readout("target_weights_gib", "Target weights", "target_weight_bytes", 1 / GIB, "GiB"),
-    Readout("draft_weight_fraction", "Draft weights read per pass / target weights", "draft_weight_fraction", decimals=1,
-            style="percent"),
+    Readout(
+        "draft_weight_fraction",
+        "Draft weights read per pass / target weights",
+        "draft_weight_fraction",
+        decimals=1,
+        style="percent",
+    ),
     Readout("target_kv_kib", "Target KV cache per token", "target_kv_bytes_per_token", 1 / KIB, "KiB", decimals=0),
     Readout("draft_kv_kib", "Draft KV cache per token", "draft_kv_bytes_per_token", 1 / KIB, "KiB", decimals=0),
     Readout("accepted_throughput", "Accepted draft tokens", "accepted_throughput", unit="tokens/s", decimals=1),
@@ -60,8 +66,13 @@ READOUTS: tuple[Readout, ...] = (
     Readout("hbm_required_gib", "Memory needed: weights, caches, workspace", "memory_required_bytes", 1 / GIB, "GiB"),
     Readout("hbm_usable_gib", "Memory usable on the card", "usable_memory_bytes", 1 / GIB, "GiB"),
     Readout("max_concurrency", "Most sequences that fit", "max_concurrency", unit="sequences", decimals=0),
-    Readout("max_concurrency_without_draft", "Most sequences that fit without the drafter",
-            "max_concurrency_without_draft", unit="sequences", decimals=0),
+    Readout(
+        "max_concurrency_without_draft",
+        "Most sequences that fit without the drafter",
+        "max_concurrency_without_draft",
+        unit="sequences",
+        decimals=0,
+    ),
 )
 
 BY_KEY = {r.key: r for r in READOUTS}
@@ -76,9 +87,10 @@ def point_readouts(evaluation: Evaluation) -> dict[str, object]:
     """The readouts of a single scenario as plain Python values (the CLI's JSON object)."""
     if np.size(evaluation.speedup) != 1:
         raise ValueError("point_readouts needs a single scenario")
-    out: dict[str, object] = {key: float(np.squeeze(v)) for key, v in readout_arrays(evaluation).items()}
+    numbers = {key: float(np.squeeze(v)) for key, v in readout_arrays(evaluation).items()}
+    out: dict[str, object] = dict(numbers)
     for key in ("max_concurrency", "max_concurrency_without_draft"):
-        out[key] = int(out[key])
+        out[key] = int(numbers[key])
     per_position = np.reshape(evaluation.per_position, -1)
     out["per_position"] = [float(x) for x in per_position if x > 0]
     out["fits"] = bool(np.squeeze(evaluation.fits))

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
 from specmodel.model.validation import check_integer
@@ -118,7 +119,7 @@ def residual_distribution(p, q):
 # --- sampling -----------------------------------------------------------------------------
 
 
-def _check_distributions(name: str, array, rows: int) -> np.ndarray:
+def _check_distributions(name: str, array: npt.ArrayLike, rows: int) -> np.ndarray:
     """``array`` as float, shape (rows, V) or (trials, rows, V), each row a distribution."""
     a = np.asarray(array, dtype=float)
     if a.ndim not in (2, 3) or a.shape[-2] != rows or a.shape[-1] < 1:
@@ -150,7 +151,9 @@ def sample_rows(table: np.ndarray, which: np.ndarray, rng: np.random.Generator) 
     return (cdf[which] <= u[:, None]).sum(axis=-1)
 
 
-def speculative_step(q, p, rng: np.random.Generator, trials: int | None = None) -> SpeculativeStep:
+def speculative_step(
+    q: npt.ArrayLike, p: npt.ArrayLike, rng: np.random.Generator, trials: int | None = None
+) -> SpeculativeStep:
     """Run Algorithm 1 of Leviathan et al. 2023 (arXiv:2211.17192) once per trial.
 
     ``q``: the draft's distributions, (gamma, V) shared or (trials, gamma, V); ``p``: the

@@ -24,8 +24,15 @@ settings.load_profile("specmodel")
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 @pytest.fixture(scope="session")
@@ -41,12 +48,21 @@ def _free_port() -> int:
 
 def build_site(site_dir: Path, site_url: str = "http://127.0.0.1:8000/") -> subprocess.CompletedProcess:
     """build_figures.py, then ``mkdocs build --strict`` into ``site_dir`` for ``site_url``."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",
+        "SITE_URL": site_url,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     figures = subprocess.run([sys.executable, "build_figures.py"], cwd=ROOT, capture_output=True, text=True, env=env)
     assert figures.returncode == 0, figures.stderr
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
-                          cwd=ROOT, capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="session")

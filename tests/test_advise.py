@@ -20,11 +20,10 @@ from specmodel.vllm.advise import (
     VERDICTS,
     advise,
     conditional_acceptance,
-    deployment_from_drafter,
-    deployment_from_speculative_config,
 )
 from specmodel.vllm.engine import simulate, simulate_per_position
 from specmodel.vllm.metrics import format_exposition, per_position_rate
+from specmodel.vllm.speculative_config import deployment_from_drafter, deployment_from_speculative_config
 
 VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 ARTICLE = per_position_acceptance(0.75, 4, 0.85)  # the article's falling profile at gamma 4
@@ -108,8 +107,11 @@ def test_the_verdict_follows_the_documented_rule(conditionals, concurrency, draf
     s, z = np.array(a.speedup), a.zero_cost_speedup
     assert a.verdict in VERDICTS and 0 <= a.recommended_gamma <= len(u)
     best = int(np.argmax(s)) + 1 if s.max() > 1 + MIN_GAIN else 0
-    switch = z is not None and max(z) > 1 + MIN_GAIN and (
-        best == 0 or s.max() - 1 < CLEARLY_BEATEN_GAIN_SHARE * (max(z) - 1))
+    switch = (
+        z is not None
+        and max(z) > 1 + MIN_GAIN
+        and (best == 0 or s.max() - 1 < CLEARLY_BEATEN_GAIN_SHARE * (max(z) - 1))
+    )
     if switch:
         assert a.verdict == "switch-drafter" and a.recommended_gamma == int(np.argmax(z)) + 1
     elif best == 0:
@@ -134,11 +136,19 @@ def test_simulated_metrics_lead_back_to_the_simulated_profile():
     [
         ('{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}', "ngram", 3, False),
         ('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}', "qwen3-0.6b", 4, False),
-        ('{"method": "draft_model", "model": "/models/Qwen3-1.7B/", "num_speculative_tokens": 2}', "qwen3-1.7b", 2,
-         False),
+        (
+            '{"method": "draft_model", "model": "/models/Qwen3-1.7B/", "num_speculative_tokens": 2}',
+            "qwen3-1.7b",
+            2,
+            False,
+        ),
         ('{"model": "[ngram]", "num_speculative_tokens": 5}', "ngram", 5, False),
-        ('{"method": "eagle3", "model": "RedHatAI/Qwen3-8B-speculator.eagle3", "num_speculative_tokens": 3}',
-         "eagle-32k", 3, True),
+        (
+            '{"method": "eagle3", "model": "RedHatAI/Qwen3-8B-speculator.eagle3", "num_speculative_tokens": 3}',
+            "eagle-32k",
+            3,
+            True,
+        ),
         ('{"model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", "num_speculative_tokens": 3}', "eagle", 3, False),
         ('{"method": "mtp", "num_speculative_tokens": 1}', "mtp", 1, False),
         ('{"method": "deepseek_mtp", "num_speculative_tokens": 1}', "mtp", 1, True),
@@ -157,14 +167,17 @@ def test_speculative_config_maps_to_a_drafter(config, drafter, gamma, noted):
 @pytest.mark.parametrize(
     ("config", "needle"),
     [
-        ('{"model": "meta-llama/Llama-3.3-70B", "num_speculative_tokens": 4}', "model 'meta-llama/Llama-3.3-70B' is not"),
+        (
+            '{"model": "meta-llama/Llama-3.3-70B", "num_speculative_tokens": 4}',
+            "model 'meta-llama/Llama-3.3-70B' is not",
+        ),
         ('{"method": "lookahead", "num_speculative_tokens": 4}', "method 'lookahead' is not modelled; supported"),
         ('{"num_speculative_tokens": 4}', "needs a 'method' or a 'model'"),
         ('{"method": "ngram", "num_speculative_tokens": 0}', "num_speculative_tokens 0 is not allowed"),
         ('{"method": "ngram", "num_speculative_tokens": "3"}', "num_speculative_tokens '3' is not allowed"),
         ('{"method": "ngram", "num_speculative_tokens": true}', "num_speculative_tokens True is not allowed"),
         ('{"method": "ngram", ', "not valid JSON"),
-        ('[1, 2]', "must be a JSON object"),
+        ("[1, 2]", "must be a JSON object"),
     ],
 )
 def test_bad_speculative_config_is_one_clear_error(config, needle):
@@ -183,8 +196,15 @@ def test_deployed_gamma_must_match_the_metrics():
 
 
 def test_advise_json_from_a_log():
-    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "8",
-              "--speculative-config", '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}', "--json")
+    out = run(
+        "--log",
+        str(VLLM / "draft-model-b8.log"),
+        "--concurrency",
+        "8",
+        "--speculative-config",
+        '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}',
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert len(data["conditional_acceptance"]) == 4 and all(0 <= a <= 1 for a in data["conditional_acceptance"])
@@ -195,28 +215,60 @@ def test_advise_json_from_a_log():
 
 
 def test_advise_text_from_a_scrape():
-    out = run("--metrics", str(VLLM / "ngram-dp2.prom"), "--concurrency", "64",
-              "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}')
+    out = run(
+        "--metrics",
+        str(VLLM / "ngram-dp2.prom"),
+        "--concurrency",
+        "64",
+        "--speculative-config",
+        '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}',
+    )
     assert out.returncode == 0, out.stderr
     for needle in ("conditional", "Predicted speedup", "Recommended gamma: 3", "Verdict: keep - "):
         assert needle in out.stdout
 
 
 def test_advise_says_how_a_head_is_modelled():
-    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1",
-              "--speculative-config", '{"method": "eagle3", "model": "x/eagle3-head", "num_speculative_tokens": 4}')
+    out = run(
+        "--log",
+        str(VLLM / "draft-model-b8.log"),
+        "--concurrency",
+        "1",
+        "--speculative-config",
+        '{"method": "eagle3", "model": "x/eagle3-head", "num_speculative_tokens": 4}',
+    )
     assert out.returncode == 0 and "Note: method 'eagle3' is costed as the 'eagle-32k' head" in out.stdout
-    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1",
-              "--speculative-config", '{"method": "medusa", "model": "x/medusa-head", "num_speculative_tokens": 4}')
+    out = run(
+        "--log",
+        str(VLLM / "draft-model-b8.log"),
+        "--concurrency",
+        "1",
+        "--speculative-config",
+        '{"method": "medusa", "model": "x/medusa-head", "num_speculative_tokens": 4}',
+    )
     assert out.returncode == 0 and "Note: method 'medusa'" in out.stdout and "zero-cost 'ngram'" in out.stdout
 
 
 def test_a_draft_model_of_another_vocabulary_is_refused():
-    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1",
-              "--speculative-config", '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}')
+    out = run(
+        "--log",
+        str(VLLM / "draft-model-b8.log"),
+        "--concurrency",
+        "1",
+        "--speculative-config",
+        '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}',
+    )
     assert out.returncode == 2 and "must share the target's vocabulary" in out.stderr
-    out = run("--log", str(VLLM / "draft-model-b8.log"), "--concurrency", "1", "--target", "llama-3.1-8b",
-              "--speculative-config", '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}')
+    out = run(
+        "--log",
+        str(VLLM / "draft-model-b8.log"),
+        "--concurrency",
+        "1",
+        "--target",
+        "llama-3.1-8b",
+        "--speculative-config",
+        '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}',
+    )
     assert out.returncode == 0 and "llama-3.1-8b on h100-sxm" in out.stdout
 
 
@@ -224,8 +276,10 @@ def test_round_trip_from_simulated_files(tmp_path):
     run_ = simulate_per_position([0.8, 0.55, 0.3], concurrency=4, drafter="qwen3-0.6b", seed=9)
     (tmp_path / "v.log").write_text("INFO 11-30 12:00:00 [metrics.py:113] " + run_.log_message + "\n")
     (tmp_path / "m.prom").write_text(run_.exposition)
-    results = [json.loads(run(flag, str(tmp_path / name), "--concurrency", "4", "--drafter", "qwen3-0.6b",
-                              "--json").stdout) for flag, name in (("--log", "v.log"), ("--metrics", "m.prom"))]
+    results = [
+        json.loads(run(flag, str(tmp_path / name), "--concurrency", "4", "--drafter", "qwen3-0.6b", "--json").stdout)
+        for flag, name in (("--log", "v.log"), ("--metrics", "m.prom"))
+    ]
     assert results[0]["conditional_acceptance"] == pytest.approx(results[1]["conditional_acceptance"], abs=2e-3)
     assert results[0]["verdict"] == results[1]["verdict"]
 
@@ -233,12 +287,19 @@ def test_round_trip_from_simulated_files(tmp_path):
 BAD_FILES = {
     "empty.log": (b"", "is empty"),
     "binary.log": (bytes(range(256)) * 4, "binary file"),
-    "other.log": (b"INFO 11-30 12:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s\n",
-                  "no line contains 'SpecDecoding metrics:'"),
-    "truncated.log": (b"x\nINFO 11-30 12:00:00 [metrics.py:113] SpecDecoding metrics: Mean acceptance length: 2.61, "
-                      b"Accepted throughput: 80.50 tokens/s, Drafted throu", "line 2: malformed or truncated"),
-    "nonnumeric.log": (b"SpecDecoding metrics: Mean acceptance length: abc, Accepted throughput: 80.50 tokens/s",
-                       "line 1: malformed or truncated"),
+    "other.log": (
+        b"INFO 11-30 12:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s\n",
+        "no line contains 'SpecDecoding metrics:'",
+    ),
+    "truncated.log": (
+        b"x\nINFO 11-30 12:00:00 [metrics.py:113] SpecDecoding metrics: Mean acceptance length: 2.61, "
+        b"Accepted throughput: 80.50 tokens/s, Drafted throu",
+        "line 2: malformed or truncated",
+    ),
+    "nonnumeric.log": (
+        b"SpecDecoding metrics: Mean acceptance length: abc, Accepted throughput: 80.50 tokens/s",
+        "line 1: malformed or truncated",
+    ),
 }
 
 
@@ -276,8 +337,10 @@ def test_decreasing_counter_in_a_scrape_is_one_line_and_exit_2(tmp_path):
         (["--concurrency", "4", "--drafter", "eagle3"], "'eagle3'"),
         (["--concurrency", "4", "--drafter", "ngram", "--target", "qwen3-9b"], "'qwen3-9b'"),
         (["--concurrency", "4", "--speculative-config", '{"method": "nope"}'], "method 'nope'"),
-        (["--concurrency", "4", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2}'],
-         "num_speculative_tokens 2"),
+        (
+            ["--concurrency", "4", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2}'],
+            "num_speculative_tokens 2",
+        ),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(args, needle):

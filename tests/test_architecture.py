@@ -2,8 +2,8 @@
 
 import pytest
 
-from specmodel.model import architecture as a
 from specmodel.errors import SpecModelError
+from specmodel.model import architecture as a
 from specmodel.model.specs import architecture_catalog, get_architecture, get_hardware, hardware_catalog
 
 T8, D06, D17 = (get_architecture(k) for k in ("qwen3-8b", "qwen3-0.6b", "qwen3-1.7b"))

@@ -9,11 +9,10 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
-from specmodel import evaluate
-from specmodel.readouts import BY_KEY, readout_arrays
 from sitebuild.simulator import READOUT_AXES, default_text, expected_counters
 from sitebuild.simulator import axes as simulator_axes
-from specmodel import Settings
+from specmodel import Settings, evaluate
+from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.vllm.metrics import SpecDecodeCounters, format_log_message
 
 pytestmark = pytest.mark.browser
@@ -25,7 +24,15 @@ NAMES = tuple(simulator_axes(Settings()))
 def axes():
     return simulator_axes(Settings())
 
-DEFAULT = {"concurrency": 1, "context": 2048, "gamma": 4, "drafter": "qwen3-0.6b", "acceptance": "falling", "alpha": 0.75}
+
+DEFAULT = {
+    "concurrency": 1,
+    "context": 2048,
+    "gamma": 4,
+    "drafter": "qwen3-0.6b",
+    "acceptance": "falling",
+    "alpha": 0.75,
+}
 
 
 @pytest.fixture
@@ -95,7 +102,9 @@ def set_controls(page, setting: dict) -> None:
 
 
 def ladder(page) -> list[str]:
-    return page.evaluate("() => [...document.querySelectorAll('[data-ladder] .specsim__value')].map(e => e.textContent)")
+    return page.evaluate(
+        "() => [...document.querySelectorAll('[data-ladder] .specsim__value')].map(e => e.textContent)"
+    )
 
 
 def test_defaults_read_the_models_speedup(sim):
@@ -148,8 +157,12 @@ def test_engine_log_is_vllms_line_for_the_scenario(sim):
         set_controls(sim, setting)
         ev = evaluate(**setting)
         c = expected_counters(ev, setting["concurrency"], setting["gamma"])
-        counters = SpecDecodeCounters(float(c["num_drafts"]), float(c["num_draft_tokens"]), float(c["num_accepted_tokens"]),
-                                      tuple(float(x) for x in np.ravel(c["accepted_per_position"])))
+        counters = SpecDecodeCounters(
+            float(c["num_drafts"]),
+            float(c["num_draft_tokens"]),
+            float(c["num_accepted_tokens"]),
+            tuple(float(x) for x in np.ravel(c["accepted_per_position"])),
+        )
         assert sim.text_content("[data-log]") == format_log_message(counters, float(c["elapsed"]))
 
 
@@ -165,7 +178,7 @@ def test_token_row_is_one_iteration(sim):
             assert classes[:accepted] == ["is-accepted"] * accepted
             if accepted < gamma:
                 assert classes[accepted] == "is-rejected"
-                assert classes[accepted + 1:gamma] == ["is-skipped"] * (gamma - accepted - 1)
+                assert classes[accepted + 1 : gamma] == ["is-skipped"] * (gamma - accepted - 1)
 
 
 def test_url_keeps_the_setting_and_a_reload_restores_it(sim):
@@ -194,8 +207,14 @@ def test_opening_a_link_starts_there(browser, site_server):
 def test_keyboard_reaches_and_changes_every_control(sim):
     expected = dict(DEFAULT)
     sim.focus("[name=concurrency]")
-    steps = [("concurrency", "ArrowDown", 2), ("context", "ArrowDown", 4096), ("gamma", "ArrowRight", 5),
-             ("drafter", "ArrowDown", "qwen3-1.7b"), ("acceptance", "ArrowDown", "same"), ("alpha", "ArrowRight", 0.8)]
+    steps = [
+        ("concurrency", "ArrowDown", 2),
+        ("context", "ArrowDown", 4096),
+        ("gamma", "ArrowRight", 5),
+        ("drafter", "ArrowDown", "qwen3-1.7b"),
+        ("acceptance", "ArrowDown", "same"),
+        ("alpha", "ArrowRight", 0.8),
+    ]
     for i, (name, key, value) in enumerate(steps):
         if i:
             sim.keyboard.press("Tab")
@@ -224,11 +243,11 @@ def _unfit_rungs(page) -> list[str]:
 def test_ladder_marks_the_rungs_that_do_not_fit_on_one_card(sim):
     ladder_b = np.array(axes()["concurrency"])
     for drafter, context in (("qwen3-0.6b", "2048"), ("ngram", "2048"), ("eagle", "8192"), ("qwen3-1.7b", "16384")):
-        sim.check(f"[name=drafter][value=\"{drafter}\"]")
+        sim.check(f'[name=drafter][value="{drafter}"]')
         sim.select_option("[name=context]", context)
         fits = evaluate(concurrency=ladder_b, context=int(context), drafter=drafter).fits
         assert _unfit_rungs(sim) == [str(b) for b, f in zip(ladder_b, fits) if not f], (drafter, context)
-    sim.check("[name=drafter][value=\"qwen3-0.6b\"]")
+    sim.check('[name=drafter][value="qwen3-0.6b"]')
     sim.select_option("[name=context]", "2048")
     assert _unfit_rungs(sim)[0] == "128"  # 64 sequences fit with the draft model, 128 do not
 
@@ -237,7 +256,7 @@ def test_fits_readout_follows_the_setting(sim):
     assert sim.text_content("[data-fits]") == "yes"
     sim.select_option("[name=concurrency]", "128")
     assert sim.text_content("[data-fits]").startswith("no")
-    sim.check("[name=drafter][value=\"eagle-32k\"]")  # a head's one-layer cache leaves room for 128
+    sim.check('[name=drafter][value="eagle-32k"]')  # a head's one-layer cache leaves room for 128
     assert sim.text_content("[data-fits]") == "yes"
     assert_matches_model(sim, {**DEFAULT, "concurrency": 128, "drafter": "eagle-32k"})
 

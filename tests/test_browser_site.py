@@ -80,7 +80,7 @@ def _tick_fill(page) -> str:
 
 
 def _luminance(rgb: str) -> float:
-    values = [float(v) for v in rgb[rgb.index("(") + 1: rgb.index(")")].split(",")[:3]]
+    values = [float(v) for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
     lin = [(v / 255 / 12.92) if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in values]
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
@@ -91,8 +91,9 @@ def test_dark_scheme_keeps_figures_legible(page, site_server):
     light = _tick_fill(page)
     page.evaluate("() => window.scrollTo(0, 0)")
     page.click("label[title='Switch to the dark scheme']")
-    page.wait_for_function("() => [...document.querySelectorAll('.specfig')].every(e => e.dataset.theme === 'slate')",
-                           timeout=10_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.specfig')].every(e => e.dataset.theme === 'slate')", timeout=10_000
+    )
     dark = _tick_fill(page)
     assert dark != light
     background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
@@ -105,6 +106,8 @@ def test_dark_scheme_keeps_figures_legible(page, site_server):
 def test_math_is_typeset_by_the_local_katex(page, site_server):
     page.goto(site_server, wait_until="load")
     page.wait_for_selector(".arithmatex .katex", timeout=10_000)
-    raw = page.evaluate("() => [...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('.katex')).length")
+    raw = page.evaluate(
+        "() => [...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('.katex')).length"
+    )
     assert raw == 0
     assert page.watch.errors == [] and page.watch.foreign == []

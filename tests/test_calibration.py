@@ -2,6 +2,7 @@
 shared/brief/calibration.csv, shipped with the package), reproduced by one model with one set of constants."""
 
 import re
+
 import pytest
 
 from specmodel.calibration import compare, load_table, markdown_table
@@ -32,8 +33,8 @@ def test_table_has_every_row_of_the_brief():
 
 @pytest.mark.parametrize("name", ["calibration", "constants"])
 def test_readme_generated_blocks_are_current(root, name):
-    from specmodel import Settings
     from sitebuild.tables import constants
+    from specmodel import Settings
 
     expected = {"calibration": markdown_table(COMPARED), "constants": constants(Settings())}[name]
     text = (root / "README.md").read_text(encoding="utf-8")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from specmodel.model import architecture as a
 from specmodel.errors import SpecModelError
+from specmodel.model import architecture as a
 from specmodel.model.specs import Architecture, architecture_catalog, get_architecture, get_hardware, hardware_catalog
 
 URL = re.compile(r"https://\S+")
@@ -55,8 +55,18 @@ def test_the_catalogue_holds_exactly_the_listed_models_target_first():
 def test_config_fields_are_the_config_json_values(key):
     m = get_architecture(key)
     model_type, layers, d, n, k, h, f, v, tied = CONFIGS[key]
-    got = (m.model_type, m.num_hidden_layers, m.hidden_size, m.num_attention_heads, m.num_key_value_heads,
-           m.intermediate_size, m.vocab_size, m.tie_word_embeddings, m.torch_dtype, m.attention_bias)
+    got = (
+        m.model_type,
+        m.num_hidden_layers,
+        m.hidden_size,
+        m.num_attention_heads,
+        m.num_key_value_heads,
+        m.intermediate_size,
+        m.vocab_size,
+        m.tie_word_embeddings,
+        m.torch_dtype,
+        m.attention_bias,
+    )
     assert got == (model_type, layers, d, n, k, f, v, tied, "bfloat16", False)
     assert m.head_dim == (d // n if h is None else h)
     # a field config.json lacks is lacking here too, not filled in by hand
@@ -72,7 +82,8 @@ def test_parameter_count_matches_the_published_total(key):
     allowed = max(TOLERANCE, ROUNDING_ONLY.get(key, 0) / published)
     assert abs(residual) <= allowed, (
         f"{key}: computed {computed:,} parameters vs published {published:,.0f}: residual {residual:+.2%} "
-        f"(allowed {allowed:.1%}; {m.published_parameters.source})")
+        f"(allowed {allowed:.1%}; {m.published_parameters.source})"
+    )
     if key in ROUNDING_ONLY:  # the wider interval is only for a figure that 1 % cannot anchor
         assert abs(residual) > TOLERANCE, f"{key}: residual {residual:+.2%}; drop it from ROUNDING_ONLY"
 
@@ -142,8 +153,11 @@ def test_architecture_records_are_strict():
 
 def test_published_parameters_are_read_by_the_catalogue_test_only():
     package = Path(a.__file__).parent
-    readers = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")
-                     if "published_parameters" in p.read_text(encoding="utf-8"))
+    readers = sorted(
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*.py")
+        if "published_parameters" in p.read_text(encoding="utf-8")
+    )
     assert readers == ["specs.py"]
 
 
@@ -169,7 +183,7 @@ DATASHEETS = [
 
 
 def test_the_catalogue_holds_exactly_the_listed_accelerators_default_first():
-    assert HARDWARE == [row[0] for row in DATASHEETS]
+    assert [row[0] for row in DATASHEETS] == HARDWARE
 
 
 @pytest.mark.parametrize(("key", "bandwidth", "flops", "capacity"), DATASHEETS, ids=[r[0] for r in DATASHEETS])

@@ -81,7 +81,9 @@ def test_engine_log_is_deterministic_per_seed():
 
 
 def test_engine_log_throughput_is_counts_over_the_models_time():
-    line, _ = engine_log(concurrency=1, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=0)
+    line, _ = engine_log(
+        concurrency=1, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=0
+    )
     (interval,) = parse_log(line)
     ev = evaluate()
     seconds = GENERATED_TOKENS / float(ev.spec_tokens_per_s)
@@ -90,10 +92,14 @@ def test_engine_log_throughput_is_counts_over_the_models_time():
 
 
 def test_engine_log_is_fast_for_a_large_cohort():
-    engine_log(concurrency=1024, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=0)  # warm up
+    engine_log(
+        concurrency=1024, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=0
+    )  # warm up
     start = time.perf_counter()
     for seed in range(5):
-        engine_log(concurrency=1024, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=seed)
+        engine_log(
+            concurrency=1024, context=2048, gamma=4, drafter="qwen3-0.6b", acceptance="falling", alpha=0.75, seed=seed
+        )
     assert (time.perf_counter() - start) / 5 < 0.1  # ~15 ms on a laptop; generous for loaded CI
 
 
@@ -136,6 +142,9 @@ def test_round_trip_through_the_log_keeps_the_counters(s):
     c = run.counters
     back = counters_from_log(parse_log(run.log_message))
     assert (back.num_drafts, back.num_draft_tokens, back.num_accepted_tokens) == (
-        c.num_drafts, c.num_draft_tokens, c.num_accepted_tokens)
+        c.num_drafts,
+        c.num_draft_tokens,
+        c.num_accepted_tokens,
+    )
     # per-position counts come back through the rates' 3 decimals
     assert back.accepted_per_position == pytest.approx(c.accepted_per_position, abs=0.0005 * c.num_drafts + 1e-9)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from specmodel.model import architecture as arch
 from specmodel import evaluate
+from specmodel.model import architecture as arch
 from specmodel.model import heads
 from specmodel.model.drafters import PassCoefficients, drafter_coefficients, drafter_names
 from specmodel.model.specs import get_architecture
@@ -37,8 +37,10 @@ def test_a_reduced_vocabulary_shrinks_the_read_and_adds_its_own_matrix():
 
 
 def test_mtp_head_adds_two_input_norms_to_the_eagle_structure():
-    assert (heads.head_own_parameters(CATALOG["mtp"], T8) - heads.head_own_parameters(CATALOG["eagle"], T8)
-            == 2 * T8.hidden_size)
+    assert (
+        heads.head_own_parameters(CATALOG["mtp"], T8) - heads.head_own_parameters(CATALOG["eagle"], T8)
+        == 2 * T8.hidden_size
+    )
 
 
 def test_a_head_keeps_a_one_layer_cache():

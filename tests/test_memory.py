@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from specmodel import evaluate, using
 from specmodel.model import memory
-from specmodel.readouts import point_readouts
 from specmodel.model.settings import current
 from specmodel.model.specs import get_hardware
+from specmodel.readouts import point_readouts
 
 GIB = 2**30
 
@@ -37,8 +37,12 @@ def test_usable_memory_is_capacity_times_utilisation():
 def test_memory_required_adds_both_models_and_the_workspace():
     ev = evaluate(concurrency=8, context=1000)
     tokens = 1000 + current().constants.GENERATED_TOKENS
-    expected = (float(ev.target_weight_bytes) + float(ev.draft_weight_bytes) + current().constants.WORKSPACE_BYTES
-                + 8 * tokens * (float(ev.target_kv_bytes_per_token) + float(ev.draft_kv_bytes_per_token)))
+    expected = (
+        float(ev.target_weight_bytes)
+        + float(ev.draft_weight_bytes)
+        + current().constants.WORKSPACE_BYTES
+        + 8 * tokens * (float(ev.target_kv_bytes_per_token) + float(ev.draft_kv_bytes_per_token))
+    )
     assert float(ev.memory_required_bytes) == pytest.approx(expected, rel=1e-12)
 
 
@@ -60,8 +64,11 @@ def test_ngram_takes_no_memory_and_costs_no_sequences():
     assert int(ev.max_concurrency) == int(ev.max_concurrency_without_draft)
 
 
-@given(context=st.integers(0, 32768), drafter=st.sampled_from(["qwen3-0.6b", "qwen3-1.7b", "ngram", "eagle"]),
-       hardware=st.sampled_from(["h100-sxm", "h200", "l40s", "mi300x"]))
+@given(
+    context=st.integers(0, 32768),
+    drafter=st.sampled_from(["qwen3-0.6b", "qwen3-1.7b", "ngram", "eagle"]),
+    hardware=st.sampled_from(["h100-sxm", "h200", "l40s", "mi300x"]),
+)
 def test_max_concurrency_is_the_largest_batch_that_fits(context, drafter, hardware):
     m = int(evaluate(context=context, drafter=drafter, hardware=hardware).max_concurrency)
     if m >= 1:
@@ -84,10 +91,18 @@ def test_the_point_readouts_carry_fits_and_both_maxima():
 
 
 def test_max_concurrency_formula():
-    assert int(memory.max_concurrency(100 * GIB, 20 * GIB, 2**20, context=1024, generated_tokens=0,
-                                      workspace_bytes=0)) == 80
-    assert int(memory.max_concurrency(10 * GIB, 20 * GIB, 2**20, context=1024, generated_tokens=256,
-                                      workspace_bytes=2 * GIB)) == 0
+    assert (
+        int(memory.max_concurrency(100 * GIB, 20 * GIB, 2**20, context=1024, generated_tokens=0, workspace_bytes=0))
+        == 80
+    )
+    assert (
+        int(
+            memory.max_concurrency(
+                10 * GIB, 20 * GIB, 2**20, context=1024, generated_tokens=256, workspace_bytes=2 * GIB
+            )
+        )
+        == 0
+    )
 
 
 def test_more_memory_holds_more_sequences():

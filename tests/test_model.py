@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate, evaluate_per_position
-from specmodel.model.acceptance import theorem_3_11_arithmetic_increase
 from specmodel.grid import DEFAULT_GRID, grid_arrays, sweep
+from specmodel.model.acceptance import theorem_3_11_arithmetic_increase
 
 LADDER = np.array(DEFAULT_GRID["concurrency"])
 
@@ -75,9 +75,7 @@ def test_theorem_3_11_from_the_models_own_flops():
     # n-gram drafter (c = 0) with i.i.d. acceptance: the paper's assumptions.
     for gamma in (1, 2, 4, 7, 10):
         ev = evaluate(drafter="ngram", acceptance="same", gamma=gamma, alpha=0.75)
-        assert float(ev.arithmetic_ratio) == pytest.approx(
-            theorem_3_11_arithmetic_increase(0.75, gamma, 0.0), rel=0.03
-        )
+        assert float(ev.arithmetic_ratio) == pytest.approx(theorem_3_11_arithmetic_increase(0.75, gamma, 0.0), rel=0.03)
     assert float(evaluate(drafter="ngram", acceptance="same").arithmetic_ratio) == pytest.approx(1.64, rel=0.03)
 
 
@@ -116,8 +114,11 @@ def test_bad_input_names_the_value():
         "gamma": (0, r"gamma 0 is not allowed; gamma must be an integer from 1 to 32"),
         "alpha": (1.5, r"alpha 1.5 is not allowed; alpha must be strictly between 0 and 1"),
         "context": (-1, r"context -1 is not allowed; context must be an integer >= 0"),
-        "drafter": ("medusa", r"drafter 'medusa' cannot draft for qwen3-8b; allowed: qwen3-0.6b, qwen3-1.7b, "
-                              r"qwen3-4b, ngram, eagle, eagle-32k, mtp"),
+        "drafter": (
+            "medusa",
+            r"drafter 'medusa' cannot draft for qwen3-8b; allowed: qwen3-0.6b, qwen3-1.7b, "
+            r"qwen3-4b, ngram, eagle, eagle-32k, mtp",
+        ),
         "acceptance": ("flat", r"unknown acceptance 'flat'; allowed: falling, same"),
         "concurrency": (2.5, r"concurrency 2.5 is not allowed"),
     }

@@ -180,8 +180,9 @@ def test_step_invariants(inputs):
 
 
 probability_vectors = st.integers(1, 8).flatmap(
-    lambda v: st.tuples(*(st.lists(st.floats(0, 1), min_size=v, max_size=v).filter(lambda r: sum(r) > 1e-6)
-                          for _ in range(2)))
+    lambda v: st.tuples(
+        *(st.lists(st.floats(0, 1), min_size=v, max_size=v).filter(lambda r: sum(r) > 1e-6) for _ in range(2))
+    )
 )
 
 

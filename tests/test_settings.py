@@ -35,26 +35,36 @@ def test_using_overrides_a_constant_for_a_block_only():
 
 
 def test_using_rejects_bad_constants():
-    with pytest.raises(SpecModelError, match="unknown setting 'NOPE'"):
-        with using(NOPE=1):
-            pass
-    with pytest.raises(SpecModelError, match="MEMORY_EFFICIENCY"):
-        with using(MEMORY_EFFICIENCY=1.5):
-            pass
+    with pytest.raises(SpecModelError, match="unknown setting 'NOPE'"), using(NOPE=1):
+        pass
+    with pytest.raises(SpecModelError, match="MEMORY_EFFICIENCY"), using(MEMORY_EFFICIENCY=1.5):
+        pass
 
 
 def test_a_deployment_switches_the_defaults():
-    settings = Settings.model_validate({"deployment": {"hardware": "h200", "target": "llama-3.1-8b",
-                                                       "draft": "llama-3.2-1b", "big_draft": "llama-3.2-3b"}})
+    settings = Settings.model_validate(
+        {
+            "deployment": {
+                "hardware": "h200",
+                "target": "llama-3.1-8b",
+                "draft": "llama-3.2-1b",
+                "big_draft": "llama-3.2-3b",
+            }
+        }
+    )
     with using(settings):
         ev = evaluate()
-        assert float(ev.speedup) == float(evaluate(drafter="llama-3.2-1b", hardware="h200", target="llama-3.1-8b").speedup)
+        assert float(ev.speedup) == float(
+            evaluate(drafter="llama-3.2-1b", hardware="h200", target="llama-3.1-8b").speedup
+        )
 
 
 @pytest.mark.parametrize("suffix", [".toml", ".yaml"])
 def test_config_files_in_toml_and_yaml(tmp_path, suffix):
-    text = {".toml": '[deployment]\nhardware = "h200"\n[constants]\nGENERATED_TOKENS = 512\n',
-            ".yaml": "deployment:\n  hardware: h200\nconstants:\n  GENERATED_TOKENS: 512\n"}[suffix]
+    text = {
+        ".toml": '[deployment]\nhardware = "h200"\n[constants]\nGENERATED_TOKENS = 512\n',
+        ".yaml": "deployment:\n  hardware: h200\nconstants:\n  GENERATED_TOKENS: 512\n",
+    }[suffix]
     path = tmp_path / f"c{suffix}"
     path.write_text(text)
     settings = load_settings(path)
@@ -68,11 +78,11 @@ def test_config_files_in_toml_and_yaml(tmp_path, suffix):
         ('[deployment]\nhardware = "h100"\n', "unknown hardware 'h100'; allowed: h100-sxm, h200, b200"),
         ('[deployment]\ntarget = "qwen3-8b"\ndraft = "llama-3.2-1b"\n', "must share the target's vocabulary"),
         ('[deployment]\ndraft = "ngram"\n', "drafter 'ngram' cannot draft for qwen3-8b"),
-        ('[constants]\nMEMORY_EFF = 0.5\n', "unknown setting 'constants.MEMORY_EFF'; allowed: MEMORY_EFFICIENCY"),
-        ('[constants]\nMEMORY_EFFICIENCY = 2\n', "constants.MEMORY_EFFICIENCY"),
+        ("[constants]\nMEMORY_EFF = 0.5\n", "unknown setting 'constants.MEMORY_EFF'; allowed: MEMORY_EFFICIENCY"),
+        ("[constants]\nMEMORY_EFFICIENCY = 2\n", "constants.MEMORY_EFFICIENCY"),
         ('[constants]\nGENERATED_TOKENS = "many"\n', "constants.GENERATED_TOKENS"),
         ('[gpu]\nname = "x"\n', "unknown setting 'gpu'; allowed: constants, deployment"),
-        ('[deployment\n', "is not valid TOML"),
+        ("[deployment\n", "is not valid TOML"),
     ],
 )
 def test_bad_config_is_one_clear_error(tmp_path, text, needle):

@@ -67,8 +67,9 @@ def test_bad_calibration_path_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_build_prints_what_it_wrote_and_how_long(tmp_path):
-    result = subprocess.run([sys.executable, "build_figures.py", "--out", str(tmp_path / "g")], cwd=ROOT,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "build_figures.py", "--out", str(tmp_path / "g")], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert "figures/ladder.html" in result.stdout and " s\n" in result.stdout
 
@@ -94,8 +95,13 @@ def _copy_docs(tmp_path: Path, page: str) -> Path:
 @pytest.mark.usefixtures("built_site")
 def test_unknown_number_fails_the_build(tmp_path):
     copy = _copy_docs(tmp_path, "# Page\n\nSpeedup {{ no_such_number }}.\n")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=copy, capture_output=True,
-                            text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert result.returncode != 0
     assert "unknown number {{ no_such_number }}" in result.stderr
 
@@ -103,8 +109,13 @@ def test_unknown_number_fails_the_build(tmp_path):
 @pytest.mark.usefixtures("built_site")
 def test_unknown_figure_fails_the_build(tmp_path):
     copy = _copy_docs(tmp_path, "# Page\n\n{{ figure:nope }}\n")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=copy, capture_output=True,
-                            text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert result.returncode != 0 and "unknown figure 'nope'" in result.stderr
 
 
@@ -118,10 +129,17 @@ def _numbers_with(tmp_path: Path, old: str, new: str) -> dict:
     text = constants.read_text()
     assert old in text
     constants.write_text(text.replace(old, new))
-    code = "import json; from specmodel import Settings; from sitebuild.numbers import article_numbers; " \
-           "print(json.dumps({k: v.text for k, v in article_numbers(Settings()).items()}))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(copy)}, cwd=tmp_path)
+    code = (
+        "import json; from specmodel import Settings; from sitebuild.numbers import article_numbers; "
+        "print(json.dumps({k: v.text for k, v in article_numbers(Settings()).items()}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(copy)},
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -159,8 +177,13 @@ def test_a_failing_notebook_cell_fails_the_build(tmp_path):
     nb.cells = [nbformat.v4.new_code_cell("raise RuntimeError('this cell fails on purpose')")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, copy / "docs" / "notebook.ipynb")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=copy, capture_output=True,
-                            text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert result.returncode != 0
     assert "this cell fails on purpose" in result.stderr + result.stdout
 
@@ -168,8 +191,19 @@ def test_a_failing_notebook_cell_fails_the_build(tmp_path):
 def _build_with_config(tmp_path: Path, config_text: str, name: str = "h200.toml") -> subprocess.CompletedProcess:
     config = tmp_path / name
     config.write_text(config_text)
-    return subprocess.run([sys.executable, "build_figures.py", "--config", str(config), "--out",
-                           str(tmp_path / "proj" / "docs" / "generated")], cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run(
+        [
+            sys.executable,
+            "build_figures.py",
+            "--config",
+            str(config),
+            "--out",
+            str(tmp_path / "proj" / "docs" / "generated"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_path):
@@ -181,7 +215,7 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     shutil.copytree(ROOT / "sitebuild", copy / "sitebuild")  # the notebook embeds its figure with the site builder
     result = _build_with_config(tmp_path, '[deployment]\nhardware = "h200"\n')
     assert result.returncode == 0, result.stderr
-    h100 = {k: v for k, v in article_numbers(Settings()).items()}
+    h100 = article_numbers(Settings())
     h200 = json.loads((copy / "docs" / "generated" / "numbers.json").read_text())
     assert h200["hardware_name"]["text"] == "NVIDIA H200 SXM 141 GB"
     # Memory-bound passes scale with bandwidth (4.8 / 3.35 TB/s), so throughput does...
@@ -197,11 +231,17 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     # The simulator's data and the settings file follow too.
     settings = json.loads((copy / "docs" / "generated" / "settings.json").read_text())
     assert settings["deployment"]["hardware"] == "h200"
-    assert (copy / "docs" / "generated" / "data" / "simulator.bin").read_bytes() != \
-        (ROOT / "docs" / "generated" / "data" / "simulator.bin").read_bytes()
+    assert (copy / "docs" / "generated" / "data" / "simulator.bin").read_bytes() != (
+        ROOT / "docs" / "generated" / "data" / "simulator.bin"
+    ).read_bytes()
     # The built article names the H200 and quotes its numbers.
-    site = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=copy, capture_output=True,
-                          text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    site = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert site.returncode == 0, site.stderr[-3000:]
     page = (copy / "site" / "index.html").read_text()
     assert "NVIDIA H200 SXM 141 GB" in page
@@ -210,9 +250,12 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
 
 
 def test_a_config_with_another_model_pair_and_constant(tmp_path):
-    result = _build_with_config(tmp_path, "deployment:\n  target: llama-3.1-8b\n  draft: llama-3.2-1b\n"
-                                          "  big_draft: llama-3.2-3b\nconstants:\n  GPU_MEMORY_UTILIZATION: 0.95\n",
-                                "llama.yaml")
+    result = _build_with_config(
+        tmp_path,
+        "deployment:\n  target: llama-3.1-8b\n  draft: llama-3.2-1b\n"
+        "  big_draft: llama-3.2-3b\nconstants:\n  GPU_MEMORY_UTILIZATION: 0.95\n",
+        "llama.yaml",
+    )
     assert result.returncode == 0, result.stderr
     generated = tmp_path / "proj" / "docs" / "generated"
     numbers = json.loads((generated / "numbers.json").read_text())
@@ -223,8 +266,9 @@ def test_a_config_with_another_model_pair_and_constant(tmp_path):
     sim = json.loads((generated / "data" / "simulator.json").read_text())
     assert sim["axes"]["drafter"][:2] == ["llama-3.2-1b", "llama-3.2-3b"]
     # The calibration table is always the article's deployment against the article.
-    assert (generated / "tables" / "calibration.md").read_text() == \
-        (ROOT / "docs" / "generated" / "tables" / "calibration.md").read_text()
+    assert (generated / "tables" / "calibration.md").read_text() == (
+        ROOT / "docs" / "generated" / "tables" / "calibration.md"
+    ).read_text()
 
 
 def test_a_bad_config_fails_the_build_and_writes_nothing(tmp_path):
@@ -237,8 +281,8 @@ def test_a_bad_config_fails_the_build_and_writes_nothing(tmp_path):
 def test_ladder_and_breakeven_map_mark_what_does_not_fit():
     import numpy as np
 
-    from specmodel import evaluate
     from sitebuild import figures, figures_data
+    from specmodel import evaluate
 
     settings = Settings()
     ladder = figures.ladder(figures_data.ladder(settings), settings.deployment)

@@ -66,7 +66,9 @@ def test_speedup_at_64_and_1024_sequences(article):
 
 
 def test_verify_pass_figures(article):
-    m = re.search(r"moves ([\d.]+) GiB and does ([\d.]+) TFLOP: ([\d.]+) ms of memory time against ([\d.]+) ms", article)
+    m = re.search(
+        r"moves ([\d.]+) GiB and does ([\d.]+) TFLOP: ([\d.]+) ms of memory time against ([\d.]+) ms", article
+    )
     assert m
     ev = evaluate()
     assert _matches(m.group(1), float(ev.verify_bytes) / 2**30)
@@ -83,8 +85,10 @@ def test_idle_shares(article):
 
 
 def test_gamma_ladder(article):
-    m = re.search(r"speedup is ([\d.]+)x at γ=1, ([\d.]+)x at 3, ([\d.]+)x at 4, ([\d.]+)x at 6 and ([\d.]+)x at 10",
-                  article.replace("\\(\\gamma = 1\\)", "γ=1"))
+    m = re.search(
+        r"speedup is ([\d.]+)x at γ=1, ([\d.]+)x at 3, ([\d.]+)x at 4, ([\d.]+)x at 6 and ([\d.]+)x at 10",
+        article.replace("\\(\\gamma = 1\\)", "γ=1"),
+    )
     assert m
     for shown, g in zip(m.groups(), (1, 3, 4, 6, 10)):
         assert _matches(shown, float(evaluate(gamma=g).speedup)), g
@@ -97,8 +101,9 @@ def test_bigger_draft(article):
 
 
 def test_the_reachable_batch_with_and_without_the_draft(article):
-    m = re.search(r"one card holds ([\d,]+) sequences decoding plainly but only ([\d,]+) with the draft: (\d+)% fewer",
-                  article)
+    m = re.search(
+        r"one card holds ([\d,]+) sequences decoding plainly but only ([\d,]+) with the draft: (\d+)% fewer", article
+    )
     assert m, "capacity sentence not found"
     ev = evaluate(context=2048)
     assert int(_num(m.group(1))) == int(ev.max_concurrency_without_draft)
@@ -111,8 +116,11 @@ def test_which_of_the_articles_scenarios_do_not_fit(article):
     assert m
     b = int(_num(m.group(1)))
     assert not bool(evaluate(concurrency=b).fits) and bool(evaluate(concurrency=b // 2).fits)
-    m = re.search(r"The 64 sequences at 8,192 tokens of the previous section need ([\d,.]+) GiB: also more than one "
-                  r"card", article)
+    m = re.search(
+        r"The 64 sequences at 8,192 tokens of the previous section need ([\d,.]+) GiB: also more than one "
+        r"card",
+        article,
+    )
     ev = evaluate(concurrency=64, context=8192)
     assert m and _matches(m.group(1), float(ev.memory_required_bytes) / 2**30) and not bool(ev.fits)
 

@@ -12,9 +12,20 @@ import pytest
 
 #: (tag, attribute) pairs that make the browser fetch something.
 RESOURCE_ATTRS = {
-    ("script", "src"), ("link", "href"), ("img", "src"), ("img", "srcset"), ("source", "src"), ("source", "srcset"),
-    ("iframe", "src"), ("video", "src"), ("video", "poster"), ("audio", "src"), ("object", "data"), ("embed", "src"),
-    ("input", "src"), ("track", "src"),
+    ("script", "src"),
+    ("link", "href"),
+    ("img", "src"),
+    ("img", "srcset"),
+    ("source", "src"),
+    ("source", "srcset"),
+    ("iframe", "src"),
+    ("video", "src"),
+    ("video", "poster"),
+    ("audio", "src"),
+    ("object", "data"),
+    ("embed", "src"),
+    ("input", "src"),
+    ("track", "src"),
 }
 #: <link rel=...> values that name a document rather than load one.
 NON_FETCHING_RELS = {"canonical", "alternate", "author", "license"}
@@ -29,7 +40,7 @@ class _Refs(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        for (t, a) in RESOURCE_ATTRS:
+        for t, a in RESOURCE_ATTRS:
             if t == tag and attrs.get(a):
                 if tag == "link" and set((attrs.get("rel") or "").split()) & NON_FETCHING_RELS:
                     continue
@@ -110,7 +121,14 @@ def test_theme_loads_no_web_fonts(built_site):
     assert "fonts.googleapis" not in html and "fonts.gstatic" not in html
 
 
-@pytest.mark.parametrize("url, remote", [("https://cdn.example.com/x.js", True), ("//cdn.example.com/x.js", True),
-                                         ("../assets/x.js", False), ("data:image/png;base64,AA", False)])
+@pytest.mark.parametrize(
+    "url, remote",
+    [
+        ("https://cdn.example.com/x.js", True),
+        ("//cdn.example.com/x.js", True),
+        ("../assets/x.js", False),
+        ("data:image/png;base64,AA", False),
+    ],
+)
 def test_remote_detection(url, remote):
     assert _is_remote(url) is remote

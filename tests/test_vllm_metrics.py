@@ -22,12 +22,15 @@ from specmodel.vllm.prometheus import load_exposition, parse_exposition
 
 VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 
-COUNTERS = SpecDecodeCounters(num_drafts=100, num_draft_tokens=400, num_accepted_tokens=161,
-                              accepted_per_position=(75, 48, 26, 12))
+COUNTERS = SpecDecodeCounters(
+    num_drafts=100, num_draft_tokens=400, num_accepted_tokens=161, accepted_per_position=(75, 48, 26, 12)
+)
 #: What vLLM prints for COUNTERS over 2 s (its format string, worked by hand).
-LINE = ("SpecDecoding metrics: Mean acceptance length: 2.61, Accepted throughput: 80.50 tokens/s, "
-        "Drafted throughput: 200.00 tokens/s, Accepted: 161 tokens, Drafted: 400 tokens, "
-        "Per-position acceptance rate: 0.750, 0.480, 0.260, 0.120, Avg Draft acceptance rate: 40.2%")
+LINE = (
+    "SpecDecoding metrics: Mean acceptance length: 2.61, Accepted throughput: 80.50 tokens/s, "
+    "Drafted throughput: 200.00 tokens/s, Accepted: 161 tokens, Drafted: 400 tokens, "
+    "Per-position acceptance rate: 0.750, 0.480, 0.260, 0.120, Avg Draft acceptance rate: 40.2%"
+)
 #: The logger prefixes vLLM puts in front (V1 API server; plain).
 PREFIXES = ("(APIServer pid=2236552) INFO 09-09 11:51:35 [metrics.py:96] ", "INFO 11-30 12:00:00 [metrics.py:113] ", "")
 
@@ -37,10 +40,16 @@ def test_log_line_is_vllms_format():
 
 
 def test_format_string_fields_in_vllms_order():
-    fields = ["Mean acceptance length: %.2f", "Accepted throughput: %.2f tokens/s", "Drafted throughput: %.2f tokens/s",
-              "Accepted: %d tokens", "Drafted: %d tokens", "Per-position acceptance rate: %s",
-              "Avg Draft acceptance rate: %.1f%%"]
-    assert LOG_FORMAT == "SpecDecoding metrics: " + ", ".join(fields)
+    fields = [
+        "Mean acceptance length: %.2f",
+        "Accepted throughput: %.2f tokens/s",
+        "Drafted throughput: %.2f tokens/s",
+        "Accepted: %d tokens",
+        "Drafted: %d tokens",
+        "Per-position acceptance rate: %s",
+        "Avg Draft acceptance rate: %.1f%%",
+    ]
+    assert "SpecDecoding metrics: " + ", ".join(fields) == LOG_FORMAT
 
 
 def test_no_time_gives_zero_throughput_as_vllm_does():
@@ -90,8 +99,9 @@ def test_exposition_round_trip_is_exact():
 
 def test_the_sample_scrape_sums_engines_and_ignores_other_metrics():
     counters = load_exposition(VLLM / "ngram-dp2.prom")
-    assert counters == SpecDecodeCounters(8099 + 8018, 24297 + 24054, 8343 + 8417,
-                                          (4807 + 4813, 2464 + 2523, 1072 + 1081))
+    assert counters == SpecDecodeCounters(
+        8099 + 8018, 24297 + 24054, 8343 + 8417, (4807 + 4813, 2464 + 2523, 1072 + 1081)
+    )
 
 
 def test_scrapes_appended_give_the_increase():
@@ -120,8 +130,12 @@ BAD_LOGS = [
     (GOOD.replace("Accepted: 161", "Accepted: 401"), "exceeds Drafted 400"),
     (GOOD.replace("40.2%", "52.0%"), "does not match Accepted/Drafted"),
     (GOOD.replace("Mean acceptance length: 2.61", "Mean acceptance length: 3.61"), "does not match 1 + the sum"),
-    (GOOD + "\n" + GOOD.replace(", 0.120", "").replace("2.61", "2.49").replace(": 161", ": 149")
-     .replace("40.2", "37.2"), "line 2: 3 per-position rates, but line 1 has 4"),
+    (
+        GOOD
+        + "\n"
+        + GOOD.replace(", 0.120", "").replace("2.61", "2.49").replace(": 161", ": 149").replace("40.2", "37.2"),
+        "line 2: 3 per-position rates, but line 1 has 4",
+    ),
     (GOOD.replace("0.120", "nan"), "is nan although 400 tokens were drafted"),
     (GOOD.replace("0.750", "1.750").replace("2.61", "3.61"), "above 1"),
 ]
@@ -136,9 +150,11 @@ def test_bad_log_is_one_clear_error(text, needle):
 
 
 def test_an_interval_without_drafts_is_skipped():
-    empty = ("SpecDecoding metrics: Mean acceptance length: nan, Accepted throughput: 0.00 tokens/s, Drafted "
-             "throughput: 0.00 tokens/s, Accepted: 0 tokens, Drafted: 0 tokens, Per-position acceptance rate: nan, "
-             "nan, nan, nan, Avg Draft acceptance rate: nan%")
+    empty = (
+        "SpecDecoding metrics: Mean acceptance length: nan, Accepted throughput: 0.00 tokens/s, Drafted "
+        "throughput: 0.00 tokens/s, Accepted: 0 tokens, Drafted: 0 tokens, Per-position acceptance rate: nan, "
+        "nan, nan, nan, Avg Draft acceptance rate: nan%"
+    )
     counters = counters_from_log(parse_log(empty + "\n" + LINE))
     assert counters.num_drafts == 100 and counters.accepted_per_position == pytest.approx((75, 48, 26, 12))
     with pytest.raises(SpecModelError, match="no drafts"):
@@ -150,18 +166,29 @@ def test_an_interval_without_drafts_is_skipped():
 EXPOSITION = format_exposition(COUNTERS)
 
 BAD_EXPOSITIONS = [
-    ("vllm:spec_decode_num_drafts_total{engine=\"0\"} lots\n", "line 1: not Prometheus text exposition"),
-    (EXPOSITION + format_exposition(SpecDecodeCounters(90, 400, 161, (75, 48, 26, 12))),
-     "line 18: counter vllm:spec_decode_num_drafts_total decreases from 100 to 90"),
-    (EXPOSITION.replace("vllm:spec_decode_num_drafts_total", "vllm:something_else_total"),
-     "no vllm:spec_decode_num_drafts_total sample"),
+    ('vllm:spec_decode_num_drafts_total{engine="0"} lots\n', "line 1: not Prometheus text exposition"),
+    (
+        EXPOSITION + format_exposition(SpecDecodeCounters(90, 400, 161, (75, 48, 26, 12))),
+        "line 18: counter vllm:spec_decode_num_drafts_total decreases from 100 to 90",
+    ),
+    (
+        EXPOSITION.replace("vllm:spec_decode_num_drafts_total", "vllm:something_else_total"),
+        "no vllm:spec_decode_num_drafts_total sample",
+    ),
     (EXPOSITION.replace('position="2"', 'position="7"'), "has positions [0, 1, 3, 7]"),
     (EXPOSITION.replace('position="1"} 48.0', 'position="1"} 80.0'), "position 1 is 80, more than position 0's count"),
     (EXPOSITION.replace("} 161.0", "} 461.0"), "461 accepted tokens exceed 400 draft tokens"),
     (EXPOSITION.replace("} 100.0", "} NaN"), "is nan"),
-    (EXPOSITION.replace("} 100.0", "} 0.0").replace("} 400.0", "} 0.0").replace("} 161.0", "} 0.0")
-     .replace("} 75.0", "} 0.0").replace("} 48.0", "} 0.0").replace("} 26.0", "} 0.0").replace("} 12.0", "} 0.0"),
-     "is 0; no drafts"),
+    (
+        EXPOSITION.replace("} 100.0", "} 0.0")
+        .replace("} 400.0", "} 0.0")
+        .replace("} 161.0", "} 0.0")
+        .replace("} 75.0", "} 0.0")
+        .replace("} 48.0", "} 0.0")
+        .replace("} 26.0", "} 0.0")
+        .replace("} 12.0", "} 0.0"),
+        "is 0; no drafts",
+    ),
     ("# just comments\n", "no vllm:spec_decode_num_drafts_total sample"),
 ]
 
@@ -176,8 +203,12 @@ def test_bad_exposition_is_one_clear_error(text, needle):
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [(b"", "is empty"), (b"\n  \n", "is empty"), (b"\x7fELF\x02\x01\x01\x00\x00", "binary file"),
-     (b"INFO ok\n\xff\xfe bad", "line 2: not UTF-8 text")],
+    [
+        (b"", "is empty"),
+        (b"\n  \n", "is empty"),
+        (b"\x7fELF\x02\x01\x01\x00\x00", "binary file"),
+        (b"INFO ok\n\xff\xfe bad", "line 2: not UTF-8 text"),
+    ],
 )
 def test_unreadable_files_are_one_clear_error(tmp_path, content, needle):
     path = tmp_path / "f"
@@ -220,7 +251,7 @@ def test_the_log_parser_never_crashes(text):
 @given(st.integers(0, len(LINE) - 1), st.characters())
 @settings(max_examples=300)
 def test_a_corrupted_character_is_refused_or_consistent(at, char):
-    text = LINE[:at] + char + LINE[at + 1:]
+    text = LINE[:at] + char + LINE[at + 1 :]
     try:
         (interval,) = parse_log(text)
     except SpecModelError as exc:

@@ -11,61 +11,85 @@ import nbformat as nbf
 md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
 
 CELLS = [
-    md("# The model's API in a notebook\n\n"
-       "This page is a Jupyter notebook that the site executes when it is built, so every number on it "
-       "is the model's current output. It walks through `specmodel`'s public API: one scenario, a grid, "
-       "measured acceptance, the calibration, and a figure."),
-    md("## One scenario\n\nA `Scenario` is one validated record of everything that defines a scenario (the "
-       "article's defaults when omitted); `evaluate` takes it and returns an `Evaluation` whose fields are numpy "
-       "arrays in SI units. `point_readouts` converts them into the units the article and the CLI print."),
-    code("from specmodel import Scenario, evaluate\n"
-         "from specmodel.readouts import point_readouts\n\n"
-         "scenario = Scenario()  # 1 sequence, context 2048, gamma 4, the deployment's draft, falling, alpha 0.75\n"
-         "ev = evaluate(scenario)\n"
-         "{k: round(v, 3) for k, v in point_readouts(ev).items() if k in ('speedup', 'spec_tokens_per_s', "
-         "'base_tokens_per_s', 'draft_share', 'verify_idle')}"),
-    md("## Many scenarios at once\n\n`evaluate` also takes the scenario's fields as arrays, which broadcast like "
-       "numpy arrays: a column of concurrencies against a row of drafters gives an 11 x 3 grid in one call."),
-    code("import numpy as np\nimport pandas as pd\n\n"
-         "concurrency = 2 ** np.arange(11)\n"
-         "drafters = np.array(['qwen3-0.6b', 'qwen3-1.7b', 'ngram'])\n"
-         "ladder = evaluate(concurrency=concurrency[:, None], drafter=drafters[None, :])\n"
-         "pd.DataFrame(ladder.speedup.round(2), index=pd.Index(concurrency, name='sequences'), columns=drafters)"),
-    md("`sweep` evaluates a Cartesian grid and returns one DataFrame row per scenario. Here: the best gamma for "
-       "each concurrency with the 0.6B draft."),
-    code("from specmodel.grid import sweep\n\n"
-         "grid = sweep(concurrency=concurrency, context=[2048], gamma=range(1, 11), drafter=['qwen3-0.6b'],\n"
-         "             acceptance=['falling'], alpha=[0.75])\n"
-         "best = grid.loc[grid.groupby('concurrency')['speedup'].idxmax(), ['concurrency', 'gamma', 'speedup']]\n"
-         "best.assign(worth_it=best['speedup'] > 1).reset_index(drop=True)"),
-    md("## Measured acceptance\n\nvLLM reports the share of drafts in which each position was accepted. "
-       "`evaluate_per_position` takes those shares directly instead of a profile."),
-    code("from specmodel import evaluate_per_position\n\n"
-         "measured = [0.71, 0.44, 0.22, 0.09]  # per-position acceptance from a log line\n"
-         "for g in range(1, 5):\n"
-         "    s = evaluate_per_position(measured[:g], concurrency=[1, 8, 64]).speedup\n"
-         "    print(f'gamma {g}:', ', '.join(f'{x:.2f}x' for x in s))"),
+    md(
+        "# The model's API in a notebook\n\n"
+        "This page is a Jupyter notebook that the site executes when it is built, so every number on it "
+        "is the model's current output. It walks through `specmodel`'s public API: one scenario, a grid, "
+        "measured acceptance, the calibration, and a figure."
+    ),
+    md(
+        "## One scenario\n\nA `Scenario` is one validated record of everything that defines a scenario (the "
+        "article's defaults when omitted); `evaluate` takes it and returns an `Evaluation` whose fields are numpy "
+        "arrays in SI units. `point_readouts` converts them into the units the article and the CLI print."
+    ),
+    code(
+        "from specmodel import Scenario, evaluate\n"
+        "from specmodel.readouts import point_readouts\n\n"
+        "scenario = Scenario()  # 1 sequence, context 2048, gamma 4, the deployment's draft, falling, alpha 0.75\n"
+        "ev = evaluate(scenario)\n"
+        "{k: round(v, 3) for k, v in point_readouts(ev).items() if k in ('speedup', 'spec_tokens_per_s', "
+        "'base_tokens_per_s', 'draft_share', 'verify_idle')}"
+    ),
+    md(
+        "## Many scenarios at once\n\n`evaluate` also takes the scenario's fields as arrays, which broadcast like "
+        "numpy arrays: a column of concurrencies against a row of drafters gives an 11 x 3 grid in one call."
+    ),
+    code(
+        "import numpy as np\nimport pandas as pd\n\n"
+        "concurrency = 2 ** np.arange(11)\n"
+        "drafters = np.array(['qwen3-0.6b', 'qwen3-1.7b', 'ngram'])\n"
+        "ladder = evaluate(concurrency=concurrency[:, None], drafter=drafters[None, :])\n"
+        "pd.DataFrame(ladder.speedup.round(2), index=pd.Index(concurrency, name='sequences'), columns=drafters)"
+    ),
+    md(
+        "`sweep` evaluates a Cartesian grid and returns one DataFrame row per scenario. Here: the best gamma for "
+        "each concurrency with the 0.6B draft."
+    ),
+    code(
+        "from specmodel.grid import sweep\n\n"
+        "grid = sweep(concurrency=concurrency, context=[2048], gamma=range(1, 11), drafter=['qwen3-0.6b'],\n"
+        "             acceptance=['falling'], alpha=[0.75])\n"
+        "best = grid.loc[grid.groupby('concurrency')['speedup'].idxmax(), ['concurrency', 'gamma', 'speedup']]\n"
+        "best.assign(worth_it=best['speedup'] > 1).reset_index(drop=True)"
+    ),
+    md(
+        "## Measured acceptance\n\nvLLM reports the share of drafts in which each position was accepted. "
+        "`evaluate_per_position` takes those shares directly instead of a profile."
+    ),
+    code(
+        "from specmodel import evaluate_per_position\n\n"
+        "measured = [0.71, 0.44, 0.22, 0.09]  # per-position acceptance from a log line\n"
+        "for g in range(1, 5):\n"
+        "    s = evaluate_per_position(measured[:g], concurrency=[1, 8, 64]).speedup\n"
+        "    print(f'gamma {g}:', ', '.join(f'{x:.2f}x' for x in s))"
+    ),
     md("## Calibration\n\nThe model against every figure the article quotes."),
-    code("from specmodel.calibration import compare, load_table\n\n"
-         "table = compare(load_table())  # the article's table, shipped with the package\n"
-         "print(f\"{table['within'].sum()} of {len(table)} rows within tolerance; \"\n"
-         "      f\"largest relative error {table['relative_error'].abs().max():.1%}\")"),
-    md("## A figure\n\nThe same ladder on three accelerators. More bandwidth shortens every pass, but the "
-       "arithmetic does not scale with it, so the loss sets in at a similar concurrency. "
-       "`sitebuild.notebook.show` embeds a Plotly figure the way the site does, drawn by its single "
-       "copy of plotly.js."),
-    code("import plotly.graph_objects as go\n"
-         "from sitebuild import theme\n"
-         "from sitebuild.notebook import show\n\n"
-         "fig = theme.base_figure()\n"
-         "for hardware, color in zip(['a100-80gb', 'h100-sxm', 'h200'], theme.SEQUENCE):\n"
-         "    s = evaluate(concurrency=concurrency, hardware=hardware).speedup\n"
-         "    fig.add_trace(go.Scatter(x=concurrency, y=s, name=hardware, mode='lines+markers', line={'color': color},\n"
-         "                             hovertemplate='%{x} sequences: %{y:.2f}x<extra>' + hardware + '</extra>'))\n"
-         "theme.reference_line(fig, 1.0, 1, 1024)\n"
-         "fig.update_layout(xaxis={**theme.log2_axis(concurrency), 'title': 'concurrent sequences'},\n"
-         "                  yaxis={'title': 'speedup (Qwen3-0.6B draft)', 'ticksuffix': 'x', 'range': [0, 2.5]})\n"
-         "show(fig, 'notebook-hardware', 'Speedup against concurrency on three accelerators.')"),
+    code(
+        "from specmodel.calibration import compare, load_table\n\n"
+        "table = compare(load_table())  # the article's table, shipped with the package\n"
+        "print(f\"{table['within'].sum()} of {len(table)} rows within tolerance; \"\n"
+        "      f\"largest relative error {table['relative_error'].abs().max():.1%}\")"
+    ),
+    md(
+        "## A figure\n\nThe same ladder on three accelerators. More bandwidth shortens every pass, but the "
+        "arithmetic does not scale with it, so the loss sets in at a similar concurrency. "
+        "`sitebuild.notebook.show` embeds a Plotly figure the way the site does, drawn by its single "
+        "copy of plotly.js."
+    ),
+    code(
+        "import plotly.graph_objects as go\n"
+        "from sitebuild import theme\n"
+        "from sitebuild.notebook import show\n\n"
+        "fig = theme.base_figure()\n"
+        "for hardware, color in zip(['a100-80gb', 'h100-sxm', 'h200'], theme.SEQUENCE):\n"
+        "    s = evaluate(concurrency=concurrency, hardware=hardware).speedup\n"
+        "    fig.add_trace(go.Scatter(x=concurrency, y=s, name=hardware, mode='lines+markers', line={'color': color},\n"
+        "                             hovertemplate='%{x} sequences: %{y:.2f}x<extra>' + hardware + '</extra>'))\n"
+        "theme.reference_line(fig, 1.0, 1, 1024)\n"
+        "fig.update_layout(xaxis={**theme.log2_axis(concurrency), 'title': 'concurrent sequences'},\n"
+        "                  yaxis={'title': 'speedup (Qwen3-0.6B draft)', 'ticksuffix': 'x', 'range': [0, 2.5]})\n"
+        "show(fig, 'notebook-hardware', 'Speedup against concurrency on three accelerators.')"
+    ),
 ]
 
 

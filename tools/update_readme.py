@@ -1,19 +1,20 @@
-"""Regenerate the generated blocks of README.md (`make readme`): the modelling constants and
-the calibration table, each between its <!-- name:start --> and <!-- name:end --> markers."""
+"""Regenerate the generated blocks of README.md (`make readme`): the module map, the modelling
+constants and the calibration table, each between its <!-- name:start --> and <!-- name:end -->
+markers."""
 
 import re
 import sys
 from pathlib import Path
 
+from sitebuild.tables import calibration, constants, module_map
 from specmodel import Settings
-from sitebuild.tables import calibration, constants
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def blocks() -> dict[str, str]:
     """Marker name -> the Markdown that belongs between its markers."""
-    return {"constants": constants(Settings()), "calibration": calibration()}
+    return {"constants": constants(Settings()), "calibration": calibration(), "modules": module_map(ROOT)}
 
 
 def main() -> int:

@@ -8,12 +8,20 @@ with its ``text`` and fails the build on an unknown name.
 
 from __future__ import annotations
 
-from specmodel.model.settings import Settings
 from sitebuild.numbers import capacity, drafts, gamma, lender, opening, pages
 from sitebuild.numbers.text import Number
+from specmodel.model.settings import Settings
 
-SECTIONS = (opening.numbers, lender.numbers, drafts.numbers, drafts.head_numbers, capacity.numbers, gamma.numbers,
-            pages.hardware_numbers, pages.literature_numbers)
+SECTIONS = (
+    opening.numbers,
+    lender.numbers,
+    drafts.numbers,
+    drafts.head_numbers,
+    capacity.numbers,
+    gamma.numbers,
+    pages.hardware_numbers,
+    pages.literature_numbers,
+)
 
 
 def article_numbers(settings: Settings) -> dict[str, Number]:

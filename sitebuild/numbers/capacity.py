@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from sitebuild.numbers.common import LADDER, one
+from sitebuild.numbers.text import Number, first_where, gib, percent, plain
 from specmodel.model.memory import cards_needed
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_hardware
-from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, first_where, gib, percent, plain
 
 
 def numbers(settings: Settings) -> dict[str, Number]:

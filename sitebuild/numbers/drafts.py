@@ -3,14 +3,14 @@ caches, long prompts, and the draft heads."""
 
 from __future__ import annotations
 
+from sitebuild.numbers.common import one
+from sitebuild.numbers.text import Number, percent, plain, times
 from specmodel.formatting import GIB, KIB
 from specmodel.model import architecture as arch
 from specmodel.model import heads
 from specmodel.model.drafters import drafter_coefficients
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
-from sitebuild.numbers.common import one
-from sitebuild.numbers.text import Number, percent, plain, times
 
 
 def numbers(settings: Settings) -> dict[str, Number]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from sitebuild.numbers.common import one
+from sitebuild.numbers.text import Number, percent, plain, times
 from specmodel.model import acceptance as acc
 from specmodel.model.scenario import DEFAULTS, GAMMAS
 from specmodel.model.settings import Settings
-from sitebuild.numbers.common import one
-from sitebuild.numbers.text import Number, percent, plain, times
 
 
 def numbers(settings: Settings) -> dict[str, Number]:

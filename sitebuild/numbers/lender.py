@@ -3,14 +3,14 @@ and the arithmetic bill."""
 
 from __future__ import annotations
 
+from sitebuild.numbers.common import LADDER, one
+from sitebuild.numbers.text import Number, percent, plain, times
 from specmodel.model import acceptance as acc
 from specmodel.model import architecture as arch
 from specmodel.model.roofline import ridge_intensity
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
-from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, percent, plain, times
 
 
 def numbers(settings: Settings) -> dict[str, Number]:
@@ -24,8 +24,9 @@ def numbers(settings: Settings) -> dict[str, Number]:
         "gqa_factor": plain(target.num_attention_heads / target.num_key_value_heads, 0),
         "hbm_tbps": plain(hw.memory_bandwidth.value / 1e12),
         "peak_tflops": plain(hw.peak_flops.value / 1e12, 1),
-        "flops_per_weight": plain(arch.dense_flops_per_position(target, c.FLOPS_PER_PARAMETER)
-                                  / arch.parameter_count(target), 0),
+        "flops_per_weight": plain(
+            arch.dense_flops_per_position(target, c.FLOPS_PER_PARAMETER) / arch.parameter_count(target), 0
+        ),
         "plain_intensity": plain(d.plain_intensity, 1),
         "ridge_intensity": plain(ridge_intensity(hw.peak_flops.value, hw.memory_bandwidth.value), 0),
         "verify_gib_b1": plain(d.verify_bytes / 2**30),

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from specmodel.model.scenario import default_scenario
-from specmodel.model.settings import Settings
-from specmodel.model.specs import get_architecture, get_hardware
-from specmodel.sampling import toy_demo, total_variation_distance
+import numpy as np
+
 from sitebuild.figures_data import SAMPLING_SEED, SAMPLING_TRIALS
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import Number, name, percent, plain, times
-
-import numpy as np
+from specmodel.model.scenario import default_scenario
+from specmodel.model.settings import Settings
+from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.sampling import total_variation_distance, toy_demo
 
 
 def numbers(settings: Settings) -> dict[str, Number]:

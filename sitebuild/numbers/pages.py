@@ -6,11 +6,11 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 
-from specmodel.model.settings import Settings
-from specmodel.model.specs import get_hardware
 from sitebuild.figures_data import COMPARED_HARDWARE
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import Number, first_where, name, plain, times
+from specmodel.model.settings import Settings
+from specmodel.model.specs import get_hardware
 
 
 def hardware_numbers(settings: Settings) -> dict[str, Number]:

@@ -14,6 +14,7 @@ assumption); ``falling`` has alpha r ** (j - 1) with r = FALLING_RATIO. Both are
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from specmodel.model.types import FloatArray
 
@@ -35,7 +36,9 @@ def _positions(gamma_max: int) -> np.ndarray:
     return np.arange(1, gamma_max + 1)
 
 
-def conditional_acceptance(alpha, gamma, ratio, gamma_max: int | None = None):
+def conditional_acceptance(
+    alpha: npt.ArrayLike, gamma: npt.ArrayLike, ratio: npt.ArrayLike, gamma_max: int | None = None
+) -> FloatArray:
     """Conditional acceptance ``a_j = alpha r ** (j - 1)`` for j = 1..gamma.
 
     Returns an array with a trailing axis of length ``gamma_max`` (default: max gamma),
@@ -49,7 +52,9 @@ def conditional_acceptance(alpha, gamma, ratio, gamma_max: int | None = None):
     return np.where(j <= gamma, alpha * ratio ** (j - 1), 0.0)
 
 
-def per_position_acceptance(alpha, gamma, ratio, gamma_max: int | None = None):
+def per_position_acceptance(
+    alpha: npt.ArrayLike, gamma: npt.ArrayLike, ratio: npt.ArrayLike, gamma_max: int | None = None
+) -> FloatArray:
     """Unconditional acceptance of position j: ``u_j = prod_{i<=j} a_i
     = alpha ** j  r ** (j (j - 1) / 2)``; zero beyond gamma.
 

@@ -27,14 +27,15 @@ speculation than the mean tokens per iteration alone would say.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from specmodel.model.types import FloatArray
+from specmodel.model.types import FloatArray, IntArray
 
 #: Probability mass below which the iteration recursion stops (every later S_i is smaller).
 _NEGLIGIBLE = 1e-15
 
 
-def iteration_survival(pmf, generated_tokens: int) -> FloatArray:
+def iteration_survival(pmf: npt.ArrayLike, generated_tokens: int) -> FloatArray:
     """``S_i = P(N >= i)`` for i = 1..G, for tokens-per-iteration distribution ``pmf``.
 
     ``pmf[..., x - 1] = P(X = x)``. Recursion over the tokens emitted so far, t < G:
@@ -130,7 +131,13 @@ class CohortTable:
         return lo
 
 
-def expected_pass_time_sum(table: CohortTable, row, fixed, per_sequence_memory, per_sequence_compute):
+def expected_pass_time_sum(
+    table: CohortTable,
+    row: IntArray,
+    fixed: npt.ArrayLike,
+    per_sequence_memory: npt.ArrayLike,
+    per_sequence_compute: npt.ArrayLike,
+) -> FloatArray:
     """``sum_i P(i runs) max(m0 + m1 A_i, c1 A_i)`` in seconds, with m0 = ``fixed``,
     m1 = ``per_sequence_memory``, c1 = ``per_sequence_compute`` and A_i the mean batch.
 

@@ -13,53 +13,70 @@ Three kinds of drafter, all selected by name:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from specmodel.errors import SpecModelError
 from specmodel.model import architecture as arch_
 from specmodel.model import heads as heads_
-from specmodel.errors import SpecModelError
 from specmodel.model import roofline
 from specmodel.model.specs import Architecture, architecture_catalog, get_architecture
-from specmodel.model.types import Numeric, StrArray
+from specmodel.model.types import FloatArray, Numeric, StrArray
 
 NGRAM = "ngram"
 KINDS = ("model", "head", "ngram")
 
+#: What the coefficients of a pass are: floats for one model, arrays for a grid of drafters.
+N_co = TypeVar("N_co", bound=Numeric, covariant=True)
+
 
 @dataclass(frozen=True)
-class PassCoefficients:
+class PassCoefficients(Generic[N_co]):
     """What one forward pass of a model costs, per unit of its inputs (SI units).
 
     ``weight_bytes`` is what a pass reads; ``resident_bytes`` is what the model adds to the
     card's memory (they differ for a head that reads the target's LM head)."""
 
-    weight_bytes: Numeric
-    resident_bytes: Numeric
-    kv_bytes_per_token: Numeric
-    dense_flops_per_position: Numeric
-    attention_flops_per_token: Numeric
+    weight_bytes: N_co
+    resident_bytes: N_co
+    kv_bytes_per_token: N_co
+    dense_flops_per_position: N_co
+    attention_flops_per_token: N_co
 
     @classmethod
-    def of_model(cls, arch: Architecture, flops_per_parameter: float) -> PassCoefficients:
+    def of_model(
+        cls: type[PassCoefficients[Any]], arch: Architecture, flops_per_parameter: float
+    ) -> PassCoefficients[float]:
         """A model of its own: reads and holds all its weights."""
         w = float(arch_.weight_bytes(arch))
-        return cls(w, w, float(arch_.kv_cache_bytes_per_token(arch)),
-                   float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
-                   float(arch_.attention_flops_per_position_per_token(arch)))
+        return cls(
+            w,
+            w,
+            float(arch_.kv_cache_bytes_per_token(arch)),
+            float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
+            float(arch_.attention_flops_per_position_per_token(arch)),
+        )
 
     @classmethod
-    def of_head(cls, head: heads_.Head, target: Architecture, flops_per_parameter: float) -> PassCoefficients:
+    def of_head(
+        cls: type[PassCoefficients[Any]], head: heads_.Head, target: Architecture, flops_per_parameter: float
+    ) -> PassCoefficients[float]:
         """A draft head on ``target``: reads its own weights and the output head it scores with."""
         b = target.bytes_per_element
         read = heads_.head_parameters_read_per_step(head, target)
-        return cls(float(read * b), float(heads_.head_own_parameters(head, target) * b),
-                   float(heads_.head_kv_cache_bytes_per_token(head, target)),
-                   float(heads_.head_dense_flops_per_position(head, target, flops_per_parameter)),
-                   float(heads_.head_attention_flops_per_position_per_token(head, target)))
+        return cls(
+            float(read * b),
+            float(heads_.head_own_parameters(head, target) * b),
+            float(heads_.head_kv_cache_bytes_per_token(head, target)),
+            float(heads_.head_dense_flops_per_position(head, target, flops_per_parameter)),
+            float(heads_.head_attention_flops_per_position_per_token(head, target)),
+        )
 
     @classmethod
-    def of_drafters(cls, names: StrArray, target: str, flops_per_parameter: float) -> PassCoefficients:
+    def of_drafters(
+        cls: type[PassCoefficients[Any]], names: StrArray, target: str, flops_per_parameter: float
+    ) -> PassCoefficients[FloatArray]:
         """The coefficients of each drafter in the array ``names``, as arrays of its shape."""
         distinct, index = np.unique(names, return_inverse=True)
         each = [drafter_coefficients(str(n), target, flops_per_parameter) for n in distinct]
@@ -68,7 +85,7 @@ class PassCoefficients:
         return cls(**columns)
 
     @classmethod
-    def nothing(cls) -> PassCoefficients:
+    def nothing(cls: type[PassCoefficients[Any]]) -> PassCoefficients[float]:
         """No pass at all (n-gram lookup)."""
         return cls(0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -98,8 +115,11 @@ def draft_models_for(target: str) -> tuple[str, ...]:
     fewer parameters."""
     t = get_architecture(target)
     size = arch_.parameter_count(t)
-    fit = [(arch_.parameter_count(a), k) for k, a in architecture_catalog().items()
-           if a.vocab_size == t.vocab_size and arch_.parameter_count(a) < size]
+    fit = [
+        (arch_.parameter_count(a), k)
+        for k, a in architecture_catalog().items()
+        if a.vocab_size == t.vocab_size and arch_.parameter_count(a) < size
+    ]
     return tuple(k for _, k in sorted(fit))
 
 
@@ -108,7 +128,7 @@ def drafter_names(target: str) -> tuple[str, ...]:
     return (*draft_models_for(target), NGRAM, *heads_.head_catalog())
 
 
-def check_drafter(name, target: str, kinds: tuple[str, ...] = KINDS) -> str:
+def check_drafter(name: object, target: str, kinds: tuple[str, ...] = KINDS) -> str:
     """``name`` if it is a drafter of one of ``kinds`` for ``target``; else SpecModelError
     naming what is allowed."""
     allowed = [d for d in drafter_names(target) if drafter_kind(d) in kinds]
@@ -116,13 +136,15 @@ def check_drafter(name, target: str, kinds: tuple[str, ...] = KINDS) -> str:
         why = ""
         if isinstance(name, str) and name in architecture_catalog() and "model" in kinds:
             a, t = get_architecture(name), get_architecture(target)
-            why = (f" (a draft model must share the target's vocabulary, {t.vocab_size} tokens, and be smaller; "
-                   f"{name} has {a.vocab_size} tokens and {arch_.parameter_count(a) / 1e9:.2f}B parameters)")
+            why = (
+                f" (a draft model must share the target's vocabulary, {t.vocab_size} tokens, and be smaller; "
+                f"{name} has {a.vocab_size} tokens and {arch_.parameter_count(a) / 1e9:.2f}B parameters)"
+            )
         raise SpecModelError(f"drafter {name!r} cannot draft for {target}{why}; allowed: {', '.join(allowed)}")
     return name
 
 
-def drafter_coefficients(name: str, target: str, flops_per_parameter: float) -> PassCoefficients:
+def drafter_coefficients(name: str, target: str, flops_per_parameter: float) -> PassCoefficients[float]:
     """Pass coefficients of drafter ``name`` serving ``target`` (``flops_per_parameter``:
     ``FLOPS_PER_PARAMETER``)."""
     kind = drafter_kind(name)

@@ -35,8 +35,9 @@ from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.types import FloatArray, IntArray
 
 
-def scenario_grid(scenario: Scenario | ScenarioGrid | None = None, settings: Settings | None = None,
-                  **fields: Any) -> ScenarioGrid:
+def scenario_grid(
+    scenario: Scenario | ScenarioGrid | None = None, settings: Settings | None = None, **fields: Any
+) -> ScenarioGrid:
     """The broadcasting form of ``scenario`` (a record), or of ``fields`` (scalars or arrays)."""
     settings = settings or current()
     if isinstance(scenario, ScenarioGrid):
@@ -50,8 +51,9 @@ def scenario_grid(scenario: Scenario | ScenarioGrid | None = None, settings: Set
     return ScenarioGrid.build(settings, **fields)
 
 
-def evaluate(scenario: Scenario | ScenarioGrid | None = None, /, *, settings: Settings | None = None,
-             **fields: Any) -> Evaluation:
+def evaluate(
+    scenario: Scenario | ScenarioGrid | None = None, /, *, settings: Settings | None = None, **fields: Any
+) -> Evaluation:
     """Evaluate one scenario or a broadcast grid of them.
 
     Give a :class:`~specmodel.model.scenario.Scenario`, a
@@ -78,17 +80,27 @@ def evaluate(scenario: Scenario | ScenarioGrid | None = None, /, *, settings: Se
         return _evaluate(grid, per_position, survival, inverse.reshape(grid.shape), constants)
     assert grid.acceptance is not None and grid.alpha is not None
     p = grid.acceptance
-    ratio = np.vectorize(lambda x: acc.profile_ratio(x, constants.FALLING_RATIO), otypes=[float])(p) if p.size \
+    ratio = (
+        np.vectorize(lambda x: acc.profile_ratio(x, constants.FALLING_RATIO), otypes=[float])(p)
+        if p.size
         else p.astype(float)
+    )
     gamma_max = int(grid.gamma.max()) if grid.gamma.size else 1
     per_position = acc.per_position_acceptance(grid.alpha, grid.gamma, ratio, gamma_max)
     survival, rows = _survival_per_scenario(grid.gamma, ratio, grid.alpha, gamma_max, grid.generated_tokens)
     return _evaluate(grid, per_position, survival, rows, constants)
 
 
-def evaluate_per_position(per_position: Any, concurrency: Any = 1, context: Any = 2048, drafter: Any = None,
-                          hardware: str | None = None, target: str | None = None, *,
-                          settings: Settings | None = None) -> Evaluation:
+def evaluate_per_position(
+    per_position: Any,
+    concurrency: Any = 1,
+    context: Any = 2048,
+    drafter: Any = None,
+    hardware: str | None = None,
+    target: str | None = None,
+    *,
+    settings: Settings | None = None,
+) -> Evaluation:
     """Evaluate scenarios whose acceptance is given position by position, e.g. measured.
 
     ``per_position[..., j - 1]`` is the unconditional acceptance of draft position j (the
@@ -101,12 +113,20 @@ def evaluate_per_position(per_position: Any, concurrency: Any = 1, context: Any 
     >>> round(float(ev.speedup), 2)
     1.93
     """
-    return evaluate(per_position=per_position, concurrency=concurrency, context=context, drafter=drafter,
-                    hardware=hardware, target=target, settings=settings)
+    return evaluate(
+        per_position=per_position,
+        concurrency=concurrency,
+        context=context,
+        drafter=drafter,
+        hardware=hardware,
+        target=target,
+        settings=settings,
+    )
 
 
-def _survival_per_scenario(gamma: IntArray, ratio: FloatArray, alpha: FloatArray, gamma_max: int,
-                           generated_tokens: int) -> tuple[FloatArray, IntArray]:
+def _survival_per_scenario(
+    gamma: IntArray, ratio: FloatArray, alpha: FloatArray, gamma_max: int, generated_tokens: int
+) -> tuple[FloatArray, IntArray]:
     """Survival rows S_i for each distinct (gamma, ratio, alpha) and each scenario's row index."""
     code = np.zeros(gamma.size, dtype=np.int64)
     for values in (gamma, ratio, alpha):
@@ -128,8 +148,9 @@ def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tu
     return table, inverse.reshape(batch.shape)
 
 
-def _evaluate(grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray, rows: IntArray,
-              c: Constants) -> Evaluation:
+def _evaluate(
+    grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray, rows: IntArray, c: Constants
+) -> Evaluation:
     """The model proper, on a validated grid (see :func:`evaluate`)."""
     hw = get_hardware(grid.hardware)
     tgt = PassCoefficients.of_model(get_architecture(grid.target), c.FLOPS_PER_PARAMETER)
@@ -137,8 +158,7 @@ def _evaluate(grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray
     b, t, g = grid.concurrency.astype(float), grid.context.astype(float), grid.gamma.astype(float)
     generated = grid.generated_tokens
     n = kv_read_length(t, generated, c.KV_READ_FRACTION)
-    verify, plain, draft = (price_pass(tgt, n, g + 1, hw, c), price_pass(tgt, n, 1, hw, c),
-                            price_pass(dc, n, 1, hw, c))
+    verify, plain, draft = (price_pass(tgt, n, g + 1, hw, c), price_pass(tgt, n, 1, hw, c), price_pass(dc, n, 1, hw, c))
     tokens_per_iteration = acc.expected_tokens_per_iteration(per_position)
     iterations = cohort.expected_iterations(survival)[rows]
 
@@ -150,11 +170,6 @@ def _evaluate(grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray
     base_time = generated * plain.time(b)
     output_tokens = b * generated
     drafts_per_s = b * iterations / spec_time
-
-    # Memory capacity: both models' resident weights and caches, and the workspace.
-    usable = memory.usable_memory(hw.memory_capacity.value, c.GPU_MEMORY_UTILIZATION)
-    weights, kv = tgt.resident_bytes + dc.resident_bytes, tgt.kv_bytes_per_token + dc.kv_bytes_per_token
-    hbm = memory.memory_required(weights, kv, b, t, generated, c.WORKSPACE_BYTES)
 
     def full(x: Any) -> FloatArray:
         return np.broadcast_to(np.asarray(x, dtype=float), b.shape)
@@ -183,11 +198,30 @@ def _evaluate(grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray
         draft_kv_bytes_per_token=dc.kv_bytes_per_token,
         accepted_throughput=drafts_per_s * (tokens_per_iteration - 1.0),
         drafted_throughput=drafts_per_s * g,
-        memory_required_bytes=hbm,
-        usable_memory_bytes=full(usable),
-        fits=hbm <= usable,
-        max_concurrency=memory.max_concurrency(usable, weights, kv, t, generated, c.WORKSPACE_BYTES),
-        max_concurrency_without_draft=full(memory.max_concurrency(usable, tgt.resident_bytes, tgt.kv_bytes_per_token,
-                                                                  t, generated, c.WORKSPACE_BYTES)),
+        **_capacity(tgt, dc, b, t, generated, hw.memory_capacity.value, c),
         generated_tokens=generated,
     )
+
+
+def _capacity(
+    tgt: PassCoefficients[float],
+    dc: PassCoefficients[FloatArray],
+    b: FloatArray,
+    t: FloatArray,
+    generated: int,
+    capacity: float,
+    c: Constants,
+) -> dict[str, Any]:
+    """Memory capacity: both models' resident weights and caches and the workspace, against
+    the card's usable memory (:mod:`specmodel.model.memory`)."""
+    usable = memory.usable_memory(capacity, c.GPU_MEMORY_UTILIZATION)
+    weights, kv = tgt.resident_bytes + dc.resident_bytes, tgt.kv_bytes_per_token + dc.kv_bytes_per_token
+    hbm = memory.memory_required(weights, kv, b, t, generated, c.WORKSPACE_BYTES)
+    plain = memory.max_concurrency(usable, tgt.resident_bytes, tgt.kv_bytes_per_token, t, generated, c.WORKSPACE_BYTES)
+    return {
+        "memory_required_bytes": hbm,
+        "usable_memory_bytes": np.broadcast_to(np.asarray(usable, dtype=float), b.shape),
+        "fits": hbm <= usable,
+        "max_concurrency": memory.max_concurrency(usable, weights, kv, t, generated, c.WORKSPACE_BYTES),
+        "max_concurrency_without_draft": np.broadcast_to(np.asarray(plain, dtype=float), b.shape),
+    }

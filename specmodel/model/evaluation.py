@@ -4,8 +4,9 @@ that summarise a scenario from its passes (draft share, arithmetic per output to
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
-from specmodel.model.types import FloatArray, Numeric
+from specmodel.model.types import BoolArray, FloatArray, Numeric
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,18 @@ class Evaluation:
     drafted_throughput: FloatArray  #: draft tokens/s over all sequences
     memory_required_bytes: FloatArray  #: weights + both caches at the end of generation + workspace
     usable_memory_bytes: FloatArray  #: capacity x GPU_MEMORY_UTILIZATION
-    fits: FloatArray  #: memory_required_bytes <= usable_memory_bytes (booleans)
+    fits: BoolArray  #: memory_required_bytes <= usable_memory_bytes (booleans)
     max_concurrency: FloatArray  #: most sequences that fit at this context, with the drafter
     max_concurrency_without_draft: FloatArray  #: the same for plain decoding (target alone)
     generated_tokens: int  #: G, tokens each sequence generates
 
 
+@overload
+def draft_share(draft_seconds: FloatArray, iteration_seconds: Numeric) -> FloatArray: ...
+@overload
+def draft_share(draft_seconds: Numeric, iteration_seconds: FloatArray) -> FloatArray: ...
+@overload
+def draft_share(draft_seconds: float, iteration_seconds: float) -> float: ...
 def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:
     """Share of the wall clock spent in draft passes: ``t_draft / (t_draft + t_verify)``,
     both summed over the whole run.
@@ -54,8 +61,29 @@ def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:
     return draft_seconds / iteration_seconds
 
 
-def arithmetic_ratio(iterations: Numeric, gamma: Numeric, target_flops_per_position: Numeric,
-                     draft_flops_per_position: Numeric, generated_tokens: int) -> Numeric:
+@overload
+def arithmetic_ratio(
+    iterations: FloatArray,
+    gamma: Numeric,
+    target_flops_per_position: Numeric,
+    draft_flops_per_position: Numeric,
+    generated_tokens: int,
+) -> FloatArray: ...
+@overload
+def arithmetic_ratio(
+    iterations: float,
+    gamma: Numeric,
+    target_flops_per_position: Numeric,
+    draft_flops_per_position: Numeric,
+    generated_tokens: int,
+) -> Numeric: ...
+def arithmetic_ratio(
+    iterations: Numeric,
+    gamma: Numeric,
+    target_flops_per_position: Numeric,
+    draft_flops_per_position: Numeric,
+    generated_tokens: int,
+) -> Numeric:
     """FLOPs per output token, speculative over plain:
     ``E[N] ((gamma + 1) f_t + gamma f_d) / (G f_t)``, where a sequence needs E[N] iterations
     of one verify pass over gamma + 1 positions and gamma draft passes for its G tokens, and

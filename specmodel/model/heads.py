@@ -20,8 +20,8 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from specmodel.model import architecture as arch_
 from specmodel.errors import SpecModelError
+from specmodel.model import architecture as arch_
 from specmodel.model.specs import Architecture
 
 
@@ -68,7 +68,12 @@ def head_own_parameters(head: Head, target: Architecture) -> int:
     226504960
     """
     d = target.hidden_size
-    own = head.input_width * d * d + head.input_norms * d + head.decoder_layers * arch_.decoder_layer_parameters(target) + d
+    own = (
+        head.input_width * d * d
+        + head.input_norms * d
+        + head.decoder_layers * arch_.decoder_layer_parameters(target)
+        + d
+    )
     if not head.shares_lm_head:
         own += arch_.lm_head_parameters(target, head.draft_vocab_size)
     return own

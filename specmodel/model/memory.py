@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
 def kv_cache_bytes(kv_bytes_per_token, batch, context, generated_tokens):
     """Cache held at the end of generation: ``B (T + G) kv``.
 
@@ -29,7 +28,9 @@ def memory_required(resident_weight_bytes, kv_bytes_per_token, batch, context, g
     >>> int(memory_required(100, 10, batch=2, context=3, generated_tokens=1, workspace_bytes=5))
     185
     """
-    return resident_weight_bytes + kv_cache_bytes(kv_bytes_per_token, batch, context, generated_tokens) + workspace_bytes
+    return (
+        resident_weight_bytes + kv_cache_bytes(kv_bytes_per_token, batch, context, generated_tokens) + workspace_bytes
+    )
 
 
 def usable_memory(capacity_bytes, utilization):
@@ -41,8 +42,9 @@ def usable_memory(capacity_bytes, utilization):
     return capacity_bytes * utilization
 
 
-def max_concurrency(usable_bytes, resident_weight_bytes, kv_bytes_per_token, context, generated_tokens,
-                    workspace_bytes):
+def max_concurrency(
+    usable_bytes, resident_weight_bytes, kv_bytes_per_token, context, generated_tokens, workspace_bytes
+):
     """Most sequences that fit: ``floor((U - W - A) / ((T + G) kv))``, 0 when the weights and
     workspace alone do not fit.
 

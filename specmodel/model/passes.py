@@ -10,6 +10,7 @@ batch's bytes, FLOPs and times below are the same pass evaluated at a given B.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -35,18 +36,34 @@ class PassPrice:
     memory_efficiency: float  #: ``MEMORY_EFFICIENCY``
     compute_efficiency: float  #: ``COMPUTE_EFFICIENCY``
 
+    @overload
+    def bytes(self, batch: FloatArray) -> FloatArray: ...
+    @overload
+    def bytes(self, batch: float) -> Numeric: ...
     def bytes(self, batch: Numeric) -> Numeric:
         """``W + B n kv`` (:func:`specmodel.model.roofline.pass_bytes`)."""
         return roofline.pass_bytes(self.weight_bytes, self.kv_bytes_per_token, batch, self.kv_length)
 
+    @overload
+    def flops(self, batch: FloatArray) -> FloatArray: ...
+    @overload
+    def flops(self, batch: float) -> Numeric: ...
     def flops(self, batch: Numeric) -> Numeric:
         """``Q (B f)`` (:func:`specmodel.model.roofline.pass_flops`)."""
         return roofline.pass_flops(self.position_flops, batch, self.positions)
 
+    @overload
+    def memory_time(self, batch: FloatArray) -> FloatArray: ...
+    @overload
+    def memory_time(self, batch: float) -> Numeric: ...
     def memory_time(self, batch: Numeric) -> Numeric:
         """Seconds to move the pass's bytes."""
         return roofline.memory_time(self.bytes(batch), self.memory_bandwidth, self.memory_efficiency)
 
+    @overload
+    def compute_time(self, batch: FloatArray) -> FloatArray: ...
+    @overload
+    def compute_time(self, batch: float) -> Numeric: ...
     def compute_time(self, batch: Numeric) -> Numeric:
         """Seconds of the pass's arithmetic."""
         return roofline.compute_time(self.flops(batch), self.peak_flops, self.compute_efficiency)
@@ -64,14 +81,20 @@ class PassPrice:
         sequence's arithmetic time, so that a pass over A sequences takes
         ``max(m0 + m1 A, c1 A)``."""
         m0 = roofline.memory_time(self.weight_bytes, self.memory_bandwidth, self.memory_efficiency)
-        m1 = roofline.memory_time(self.kv_length * self.kv_bytes_per_token, self.memory_bandwidth,
-                                  self.memory_efficiency)
+        m1 = roofline.memory_time(
+            self.kv_length * self.kv_bytes_per_token, self.memory_bandwidth, self.memory_efficiency
+        )
         c1 = roofline.compute_time(self.positions * self.position_flops, self.peak_flops, self.compute_efficiency)
         return m0, m1, c1
 
 
-def price_pass(coefficients: PassCoefficients, kv_length: Numeric, positions: Numeric, hardware: Hardware,
-               constants: Constants) -> PassPrice:
+def price_pass(
+    coefficients: PassCoefficients[Numeric],
+    kv_length: Numeric,
+    positions: Numeric,
+    hardware: Hardware,
+    constants: Constants,
+) -> PassPrice:
     """The pass of a model with ``coefficients`` (fields may be arrays) at KV length n with
     Q ``positions`` per sequence, on ``hardware`` at the constants' efficiencies."""
     return PassPrice(

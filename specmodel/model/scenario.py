@@ -86,12 +86,14 @@ class Scenario(BaseModel):
     def resolved(self, settings: Settings) -> Scenario:
         """This scenario with every ``None`` name filled in from ``settings``."""
         dep = settings.deployment
-        return self.model_copy(update={
-            "generated_tokens": self.generated_tokens or settings.constants.GENERATED_TOKENS,
-            "drafter": self.drafter or dep.draft,
-            "hardware": self.hardware or dep.hardware,
-            "target": self.target or dep.target,
-        })
+        return self.model_copy(
+            update={
+                "generated_tokens": self.generated_tokens or settings.constants.GENERATED_TOKENS,
+                "drafter": self.drafter or dep.draft,
+                "hardware": self.hardware or dep.hardware,
+                "target": self.target or dep.target,
+            }
+        )
 
 
 #: Each field's default, read from the record (the one place defaults are written).
@@ -139,8 +141,9 @@ class ScenarioGrid:
         value and what is allowed."""
         unknown = set(fields) - set(DEFAULTS)
         if unknown:
-            raise SpecModelError(f"unknown scenario field(s) {', '.join(sorted(unknown))}; "
-                                 f"fields are {', '.join(DEFAULTS)}")
+            raise SpecModelError(
+                f"unknown scenario field(s) {', '.join(sorted(unknown))}; fields are {', '.join(DEFAULTS)}"
+            )
         given = {k: DEFAULTS[k] if v is None and k not in _DEPLOYMENT else v for k, v in fields.items()}
         value = {**DEFAULTS, **given}
         b = check_integer("concurrency", value["concurrency"], 1, MAX_CONCURRENCY)
@@ -197,4 +200,5 @@ def _check_context(context: IntArray, generated_tokens: int, target: str) -> Non
     if longest > limit:
         raise SpecModelError(
             f"context {int(context.max())} plus {generated_tokens} generated tokens is {longest:,} tokens, longer than "
-            f"{target}'s max_position_embeddings ({limit:,}); context must be at most {limit - generated_tokens:,}")
+            f"{target}'s max_position_embeddings ({limit:,}); context must be at most {limit - generated_tokens:,}"
+        )

@@ -76,7 +76,8 @@ class Settings(BaseModel):
     deployment: Deployment = Field(default_factory=Deployment)
 
 
-_active: ContextVar[Settings] = ContextVar("specmodel_settings", default=Settings())
+#: Settings are frozen (immutable), so one default instance can be shared.
+_active: ContextVar[Settings] = ContextVar("specmodel_settings", default=Settings())  # noqa: B039
 
 
 def current() -> Settings:

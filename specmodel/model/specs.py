@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -17,6 +17,8 @@ from specmodel.errors import SpecModelError
 
 #: Bytes per element of each storage type a config.json may name.
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+_T = TypeVar("_T")
 
 
 class Sourced(BaseModel):
@@ -116,7 +118,9 @@ class Architecture(BaseModel):
     @model_validator(mode="after")
     def _no_attention_bias(self) -> Architecture:
         if self.attention_bias:
-            raise ValueError("attention_bias = true is not supported: the parameter count assumes bias-free projections")
+            raise ValueError(
+                "attention_bias = true is not supported: the parameter count assumes bias-free projections"
+            )
         return self
 
     @property
@@ -148,7 +152,7 @@ def architecture_catalog() -> dict[str, Architecture]:
         raise SpecModelError(f"data/models.toml is invalid: {exc}") from exc
 
 
-def _lookup(catalog: dict, key: str, what: str):
+def _lookup(catalog: dict[str, _T], key: str, what: str) -> _T:
     try:
         return catalog[key]
     except (KeyError, TypeError):

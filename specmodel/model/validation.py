@@ -3,9 +3,12 @@ names the offending value and says what is allowed."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from specmodel.errors import SpecModelError
+from specmodel.model.types import BoolArray, FloatArray
 from specmodel.safe_input import excerpt
 
 #: Largest number of draft tokens per iteration the model accepts.
@@ -17,11 +20,11 @@ MAX_GAMMA = 32
 MAX_CONCURRENCY = 65536
 
 
-def _first_bad(values: np.ndarray, bad: np.ndarray):
+def _first_bad(values: FloatArray, bad: BoolArray) -> float:
     return values[bad].flat[0]
 
 
-def _as_numbers(name: str, value) -> np.ndarray:
+def _as_numbers(name: str, value: object) -> FloatArray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -31,7 +34,7 @@ def _as_numbers(name: str, value) -> np.ndarray:
     return array
 
 
-def check_integer(name: str, value, low: int, high: int | None = None) -> np.ndarray:
+def check_integer(name: str, value: object, low: int, high: int | None = None) -> np.ndarray:
     """``value`` as an int array, every element an integer in ``low..high``."""
     array = _as_numbers(name, value)
     allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
@@ -43,16 +46,18 @@ def check_integer(name: str, value, low: int, high: int | None = None) -> np.nda
     return array.astype(np.int64)
 
 
-def check_open_unit(name: str, value) -> np.ndarray:
+def check_open_unit(name: str, value: object) -> np.ndarray:
     """``value`` as a float array, every element strictly between 0 and 1."""
     array = _as_numbers(name, value)
     bad = (array <= 0) | (array >= 1)
     if bad.any():
-        raise SpecModelError(f"{name} {_fmt(_first_bad(array, bad))} is not allowed; {name} must be strictly between 0 and 1")
+        raise SpecModelError(
+            f"{name} {_fmt(_first_bad(array, bad))} is not allowed; {name} must be strictly between 0 and 1"
+        )
     return array
 
 
-def check_choice(name: str, value, allowed) -> np.ndarray:
+def check_choice(name: str, value: object, allowed: Collection[str]) -> np.ndarray:
     """``value`` as a str array, every element one of ``allowed``."""
     array = np.asarray(value, dtype=object)
     for item in set(array.flat):
@@ -61,7 +66,7 @@ def check_choice(name: str, value, allowed) -> np.ndarray:
     return array.astype(str)
 
 
-def check_per_position(per_position) -> np.ndarray:
+def check_per_position(per_position: object) -> np.ndarray:
     """Unconditional per-position acceptance u_1..u_gamma (positions on the last axis) as a
     float array: 1 to MAX_GAMMA positions, each in [0, 1], not rising with position (guess j
     reaches the output only if guesses 1..j-1 did).
@@ -82,5 +87,5 @@ def check_per_position(per_position) -> np.ndarray:
     return u
 
 
-def _fmt(x) -> str:
+def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))

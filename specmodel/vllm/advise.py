@@ -34,10 +34,10 @@ of the time; 16 or more sequences: switch to a zero-cost drafter).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
 from specmodel.formatting import times_distinct as _times
@@ -45,10 +45,8 @@ from specmodel.model.drafters import check_drafter, drafter_kind
 from specmodel.model.evaluate import evaluate_per_position
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings, current
-from specmodel.model.specs import architecture_catalog
-
-#: The drafter that stands for every drafter without weights of its own.
-ZERO_COST_DRAFTER = "ngram"
+from specmodel.model.types import FloatArray
+from specmodel.vllm.speculative_config import ZERO_COST_DRAFTER, Deployment, deployment_from_drafter
 
 #: A drafter with a cost is "clearly beaten" when it keeps less than this share of the gain
 #: (speedup - 1) that a zero-cost drafter would reach at the same acceptance. Conservative,
@@ -64,25 +62,6 @@ CLEARLY_BEATEN_GAIN_SHARE = 1.0 / 3.0
 MIN_GAIN = 0.03
 
 VERDICTS = ("keep", "lower-gamma", "switch-drafter", "off")
-
-#: vLLM speculative methods that look drafts up in the text, with no model: costed as ngram.
-_LOOKUP_METHODS = ("ngram", "ngram_gpu", "suffix")
-#: vLLM head methods the model costs from their structure, and the head that stands for each.
-_HEADS = {"eagle": "eagle", "eagle3": "eagle-32k", "mtp": "mtp"}
-#: Other vLLM methods with a small head on the target's hidden states: costed as zero-cost.
-_OTHER_HEAD_METHODS = ("medusa", "mlp_speculator", "dflash")
-_SUPPORTED = ("methods " + ", ".join(_LOOKUP_METHODS + tuple(_HEADS) + _OTHER_HEAD_METHODS) + ", *_mtp, draft_model "
-              "(a model of the catalogue, e.g. Qwen/Qwen3-0.6B or meta-llama/Llama-3.2-1B)")
-
-
-@dataclass(frozen=True)
-class Deployment:
-    """What the user says about the drafter."""
-
-    drafter: str  #: the drafter (see :mod:`specmodel.model.drafters`) used to cost it
-    gamma: int | None  #: num_speculative_tokens, if given
-    description: str  #: how the user named it
-    note: str | None = None  #: how the model stands in for it, when not exactly
 
 
 @dataclass(frozen=True)
@@ -105,90 +84,10 @@ class Advice:
     reason: str
 
 
-# --- the deployment -----------------------------------------------------------------------
-
-
-def deployment_from_drafter(drafter: str, target: str | None = None) -> Deployment:
-    """A deployment named by one of the model's drafters for ``target`` (default: the
-    deployment's target; gamma: as measured)."""
-    check_drafter(drafter, target or current().deployment.target)
-    return Deployment(drafter=drafter, gamma=None, description=f"drafter {drafter}")
-
-
-def _speculative_tokens(config: dict) -> int | None:
-    value = config.get("num_speculative_tokens")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpecModelError(f"--speculative-config num_speculative_tokens {value!r} is not allowed; "
-                             "it must be an integer >= 1")
-    return value
-
-
-def _method(config: dict) -> str:
-    """vLLM's method, inferred as vLLM does when absent: model "ngram" -> ngram, a model
-    named like an EAGLE or Medusa head -> that, any other model -> draft_model."""
-    method, model = config.get("method"), config.get("model")
-    if method is not None:
-        if not isinstance(method, str):
-            raise SpecModelError(f"--speculative-config method {method!r} is not a string")
-        return method.lower()
-    if model is None:
-        raise SpecModelError("--speculative-config needs a 'method' or a 'model'")
-    if not isinstance(model, str):
-        raise SpecModelError(f"--speculative-config model {model!r} is not a string")
-    name = model.lower()
-    if name in ("ngram", "[ngram]"):
-        return "ngram"
-    for head in ("eagle3", "eagle", "medusa"):
-        if head in name.rsplit("/", 1)[-1]:
-            return head
-    return "draft_model"
-
-
-def deployment_from_speculative_config(text: str) -> Deployment:
-    """Parse vLLM's ``--speculative-config`` JSON, e.g. ``{"method": "ngram",
-    "num_speculative_tokens": 3, "prompt_lookup_max": 4}`` or ``{"model": "Qwen/Qwen3-0.6B",
-    "num_speculative_tokens": 4}``. Lookup methods cost as ``ngram``; EAGLE and MTP heads as the
-    heads of data/heads.toml; Medusa-like heads as ``ngram`` (said in the note); draft models must
-    be in the catalogue.
-
-    >>> deployment_from_speculative_config('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}')
-    Deployment(drafter='qwen3-0.6b', gamma=4, description='draft model Qwen/Qwen3-0.6B', note=None)
-    """
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecModelError(f"--speculative-config is not valid JSON: {exc.msg} at character {exc.pos}") from None
-    if not isinstance(config, dict):
-        raise SpecModelError(f"--speculative-config must be a JSON object; got {text.strip()[:40]!r}")
-    gamma = _speculative_tokens(config)
-    method = _method(config)
-    if method in _LOOKUP_METHODS:
-        note = None if method == "ngram" else f"method {method!r} looks drafts up in the text; costed as 'ngram'"
-        return Deployment(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
-    if method in _HEADS or method.endswith("_mtp"):
-        head = _HEADS.get(method, "mtp")
-        note = None if head == method else (f"method {method!r} is costed as the '{head}' head "
-                                            "(see specmodel/data/heads.toml)")
-        return Deployment(head, gamma, f"method {method}", note)
-    if method in _OTHER_HEAD_METHODS:
-        note = (f"method {method!r} drafts with a small head on the target's hidden states; modelled as the "
-                "zero-cost 'ngram' drafter (no weights, cache or FLOPs of its own), which flatters it slightly")
-        return Deployment(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
-    if method != "draft_model":
-        raise SpecModelError(f"--speculative-config method {method!r} is not modelled; supported: {_SUPPORTED}")
-    model = config.get("model")
-    key = model.rstrip("/").rsplit("/", 1)[-1].lower() if isinstance(model, str) else None
-    if key not in architecture_catalog():
-        raise SpecModelError(f"--speculative-config model {model!r} is not modelled; supported: {_SUPPORTED}")
-    return Deployment(key, gamma, f"draft model {model}")
-
-
 # --- the numbers --------------------------------------------------------------------------
 
 
-def conditional_acceptance(per_position) -> np.ndarray:
+def conditional_acceptance(per_position: npt.ArrayLike) -> np.ndarray:
     """Conditional acceptance ``a_j = u_j / u_{j-1}`` (``u_0 = 1``): the probability that guess
     j is accepted given guesses 1..j-1 were, from the unconditional per-position rates u_j
     that vLLM reports (each counted over every draft). 0 where ``u_{j-1} = 0`` (never reached).
@@ -201,18 +100,29 @@ def conditional_acceptance(per_position) -> np.ndarray:
     return np.where(before > 0, u / np.where(before > 0, before, 1.0), 0.0)
 
 
-def predicted_speedups(per_position, concurrency, context, drafter, hardware=None, target=None,
-                       settings: Settings | None = None) -> np.ndarray:
+def predicted_speedups(
+    per_position: npt.ArrayLike,
+    concurrency: int,
+    context: int,
+    drafter: str,
+    hardware: str | None = None,
+    target: str | None = None,
+    settings: Settings | None = None,
+) -> np.ndarray:
     """``s_g`` for g = 1..m: the model's speedup over plain decoding when the first g measured
     positions are drafted (:func:`specmodel.evaluate_per_position`)."""
     u = np.asarray(per_position, dtype=float)
-    return np.array([
-        float(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target, settings=settings).speedup)
-        for g in range(1, u.shape[-1] + 1)
-    ])
+    return np.array(
+        [
+            float(
+                evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target, settings=settings).speedup
+            )
+            for g in range(1, u.shape[-1] + 1)
+        ]
+    )
 
 
-def best_gamma(speedups) -> int:
+def best_gamma(speedups: npt.ArrayLike) -> int:
     """The gamma (1-based) with the highest speedup, or 0 if none beats plain decoding by
     more than :data:`MIN_GAIN`.
 
@@ -234,9 +144,15 @@ def clearly_beaten(speedup: float, zero_cost_speedup: float) -> bool:
     return speedup - 1.0 < CLEARLY_BEATEN_GAIN_SHARE * (zero_cost_speedup - 1.0)
 
 
-def advise(per_position, concurrency: int, context: int = DEFAULTS["context"],
-           deployment: Deployment | None = None, hardware: str | None = None, target: str | None = None,
-           settings: Settings | None = None) -> Advice:
+def advise(
+    per_position: npt.ArrayLike,
+    concurrency: int,
+    context: int = DEFAULTS["context"],
+    deployment: Deployment | None = None,
+    hardware: str | None = None,
+    target: str | None = None,
+    settings: Settings | None = None,
+) -> Advice:
     """Apply the module's rule to measured per-position acceptance.
 
     >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=deployment_from_drafter("qwen3-0.6b"))
@@ -253,8 +169,9 @@ def advise(per_position, concurrency: int, context: int = DEFAULTS["context"],
         raise SpecModelError(f"per-position acceptance must be a list of 1 or more rates; got shape {u.shape}")
     deployed = deployment.gamma if deployment.gamma is not None else u.size
     if deployed != u.size:
-        raise SpecModelError(f"num_speculative_tokens {deployed} in --speculative-config, but the metrics have "
-                             f"{u.size} draft positions")
+        raise SpecModelError(
+            f"num_speculative_tokens {deployed} in --speculative-config, but the metrics have {u.size} draft positions"
+        )
     s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target, settings)
     z = None
     if drafter_kind(deployment.drafter) != "ngram":
@@ -279,7 +196,7 @@ def advise(per_position, concurrency: int, context: int = DEFAULTS["context"],
     )
 
 
-def _verdict(s, z, deployed: int, drafter: str) -> tuple[str, int, str | None]:
+def _verdict(s: FloatArray, z: FloatArray | None, deployed: int, drafter: str) -> tuple[str, int, str | None]:
     """(verdict, recommended gamma, recommended drafter) by the module's rule."""
     best = best_gamma(s)
     if z is not None:
@@ -291,21 +208,39 @@ def _verdict(s, z, deployed: int, drafter: str) -> tuple[str, int, str | None]:
     return ("keep" if best == deployed else "lower-gamma"), best, drafter
 
 
-def _reason(verdict, s, z, deployed, gamma, drafter, concurrency, conditional) -> str:
+def _reason(
+    verdict: str,
+    s: FloatArray,
+    z: FloatArray | None,
+    deployed: int,
+    gamma: int,
+    drafter: str,
+    concurrency: int,
+    conditional: FloatArray,
+) -> str:
     """One plain sentence with the numbers behind the verdict."""
     at = f"at {concurrency} concurrent sequence{'s' if concurrency != 1 else ''}"
     top = int(np.argmax(s)) + 1
     if verdict == "switch-drafter":
-        zero = f"a zero-cost drafter (n-gram lookup) with the same acceptance would give " \
-               f"{_times(z[gamma - 1])} at gamma {gamma}"
+        assert z is not None  # _verdict switches drafters only when it has the zero-cost speedups
+        zero = (
+            f"a zero-cost drafter (n-gram lookup) with the same acceptance would give "
+            f"{_times(z[gamma - 1])} at gamma {gamma}"
+        )
         if s[top - 1] <= 1.0 + MIN_GAIN:
-            return (f"{at}, {drafter} gains nothing worth having at any gamma (best {_times(s[top - 1])} at gamma "
-                    f"{top}); {zero}")
-        return (f"{at}, {drafter} gives at best {_times(s[top - 1])} (gamma {top}), while {zero}; the draft model "
-                f"keeps only {(s[top - 1] - 1) / (z[gamma - 1] - 1):.0%} of that gain")
+            return (
+                f"{at}, {drafter} gains nothing worth having at any gamma (best {_times(s[top - 1])} at gamma "
+                f"{top}); {zero}"
+            )
+        return (
+            f"{at}, {drafter} gives at best {_times(s[top - 1])} (gamma {top}), while {zero}; the draft model "
+            f"keeps only {(s[top - 1] - 1) / (z[gamma - 1] - 1):.0%} of that gain"
+        )
     if verdict == "off":
-        text = (f"{at}, no gamma beats plain decoding by more than {MIN_GAIN:.0%}: the best is {_times(s[top - 1])} "
-                f"at gamma {top}")
+        text = (
+            f"{at}, no gamma beats plain decoding by more than {MIN_GAIN:.0%}: the best is {_times(s[top - 1])} "
+            f"at gamma {top}"
+        )
         if z is not None:
             text += f", and even a zero-cost drafter with this acceptance would reach only {_times(max(z))}"
         return text
@@ -314,65 +249,8 @@ def _reason(verdict, s, z, deployed, gamma, drafter, concurrency, conditional) -
         if deployed > 1:
             text += f" (gamma {deployed - 1}: {_times(s[deployed - 2])})"
         return text
-    return (f"{at}, gamma {gamma} gives {_times(s[gamma - 1])} against {_times(s[deployed - 1])} at the deployed gamma "
-            f"{deployed}: guesses past position {gamma} are accepted too rarely (conditional acceptance "
-            f"{conditional[gamma]:.2f} at position {gamma + 1}) to pay for drafting and verifying them")
-
-
-# --- formatting ---------------------------------------------------------------------------
-
-
-def advice_dict(advice: Advice, measured: dict | None = None) -> dict:
-    """The advice as one JSON-ready object (keys documented in the README)."""
-    out = {
-        "conditional_acceptance": list(advice.conditional),
-        "per_position_acceptance": list(advice.per_position),
-        "predicted_speedup": {str(g): s for g, s in enumerate(advice.speedup, 1)},
-        "recommended_gamma": advice.recommended_gamma,
-        "verdict": advice.verdict,
-        "reason": advice.reason,
-        "recommended_drafter": advice.recommended_drafter,
-        "deployed_gamma": advice.deployed_gamma,
-        "drafter": advice.deployment.drafter,
-        "deployment": advice.deployment.description,
-        "notes": [advice.deployment.note] if advice.deployment.note else [],
-        "concurrency": advice.concurrency,
-        "context": advice.context,
-        "hardware": advice.hardware,
-        "target": advice.target,
-    }
-    if advice.zero_cost_speedup is not None:
-        out["zero_cost_speedup"] = {str(g): z for g, z in enumerate(advice.zero_cost_speedup, 1)}
-    if measured is not None:
-        out["measured"] = measured
-    return out
-
-
-def format_advice(advice: Advice, measured: dict | None = None) -> str:
-    """The advice as text for a terminal; ``measured``: the counters' summary
-    (:func:`specmodel.vllm.metrics.counters_summary`), if any."""
-    lines = [f"Deployment: {advice.deployment.description}, gamma {advice.deployed_gamma}, "
-             f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on {advice.hardware}"]
-    if advice.deployment.note:
-        lines.append(f"Note: {advice.deployment.note}")
-    if measured:
-        lines.append(f"Measured: {measured['num_drafts']:,.0f} drafts, "
-                     f"{measured['num_draft_tokens']:,.0f} draft tokens, "
-                     f"{measured['num_accepted_tokens']:,.0f} accepted ({measured['draft_acceptance_rate']:.1%}), "
-                     f"mean acceptance length {measured['mean_acceptance_length']:.2f}")
-    lines += ["", "Acceptance inferred from the metrics:", "position  per-position  conditional"]
-    lines += [f"{j:>8}  {u:>12.3f}  {a:>11.3f}" for j, (u, a) in
-              enumerate(zip(advice.per_position, advice.conditional), 1)]
-    head = f"speedup ({advice.deployment.drafter})"
-    lines += ["", "Predicted speedup over plain decoding:", f"gamma  {head}" +
-              ("  speedup (zero-cost drafter, same acceptance)" if advice.zero_cost_speedup else "")]
-    for g, s in enumerate(advice.speedup, 1):
-        row = f"{g:>5}  {_times(s):>{len(head)}}"
-        if advice.zero_cost_speedup:
-            row += f"  {_times(advice.zero_cost_speedup[g - 1]):>45}"
-        lines.append(row)
-    drafter = " with a zero-cost drafter (n-gram lookup)" if advice.verdict == "switch-drafter" else ""
-    lines += ["", f"Recommended gamma: {advice.recommended_gamma}{drafter}" +
-              (" (no speculation)" if advice.recommended_gamma == 0 else ""),
-              f"Verdict: {advice.verdict} - {advice.reason}"]
-    return "\n".join(lines)
+    return (
+        f"{at}, gamma {gamma} gives {_times(s[gamma - 1])} against {_times(s[deployed - 1])} at the deployed gamma "
+        f"{deployed}: guesses past position {gamma} are accepted too rarely (conditional acceptance "
+        f"{conditional[gamma]:.2f} at position {gamma + 1}) to pay for drafting and verifying them"
+    )

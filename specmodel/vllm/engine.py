@@ -18,8 +18,10 @@ sampled iterations. Everything is vectorised over sequences and iterations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, SupportsFloat
 
 import numpy as np
+import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance as acc
@@ -51,7 +53,9 @@ class EngineRun:
         return format_exposition(self.counters)
 
 
-def tokens_per_iteration_draws(per_position, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+def tokens_per_iteration_draws(
+    per_position: npt.ArrayLike, shape: tuple[int, ...], rng: np.random.Generator
+) -> np.ndarray:
     """Draws of X, the tokens one iteration emits (1 .. gamma + 1), with
     ``P(X = x) = u_{x-1} - u_x`` (:func:`specmodel.model.acceptance.tokens_per_iteration_pmf`),
     by inverting the cumulative distribution at uniform draws.
@@ -96,8 +100,9 @@ def count_drafts(tokens: np.ndarray, active: np.ndarray, gamma: int) -> SpecDeco
     )
 
 
-def simulate_counters(per_position, concurrency: int, seed: int = 0,
-                      generated_tokens: int = GENERATED_TOKENS) -> SpecDecodeCounters:
+def simulate_counters(
+    per_position: npt.ArrayLike, concurrency: int, seed: int = 0, generated_tokens: int = GENERATED_TOKENS
+) -> SpecDecodeCounters:
     """Monte Carlo of the cohort (module docstring): B sequences generating G tokens each at
     per-position acceptance ``u_1..u_gamma``; returns vLLM's counters. Deterministic for a
     seed (numpy's default generator). Draws come in blocks of iterations, a first block
@@ -122,7 +127,7 @@ def simulate_counters(per_position, concurrency: int, seed: int = 0,
     return count_drafts(tokens, active_iterations(tokens, g), u.shape[-1])
 
 
-def cohort_seconds(concurrency, spec_tokens_per_s, generated_tokens: int) -> float:
+def cohort_seconds(concurrency: SupportsFloat, spec_tokens_per_s: SupportsFloat, generated_tokens: int) -> float:
     """Wall time of the speculative cohort, ``B G / spec_tokens_per_s`` seconds: B sequences
     of G tokens at the model's output rate over all sequences (tokens/s).
 
@@ -132,8 +137,9 @@ def cohort_seconds(concurrency, spec_tokens_per_s, generated_tokens: int) -> flo
     return float(concurrency) * generated_tokens / float(spec_tokens_per_s)
 
 
-def simulate(scenario: Scenario | None = None, /, *, seed: int = 0, settings: Settings | None = None,
-             **fields) -> EngineRun:
+def simulate(
+    scenario: Scenario | None = None, /, *, seed: int = 0, settings: Settings | None = None, **fields: Any
+) -> EngineRun:
     """Simulate one scenario of the model (a :class:`~specmodel.model.scenario.Scenario` or its
     fields, as :func:`specmodel.evaluate` takes them; one scenario only) and report it as the
     engine would. The per-position acceptance is the profile's, or the measured one given as
@@ -155,16 +161,31 @@ def simulate(scenario: Scenario | None = None, /, *, seed: int = 0, settings: Se
     return EngineRun(counters, elapsed, u)
 
 
-def simulate_per_position(per_position, concurrency=1, context=2048, drafter=None, seed: int = 0,
-                          hardware: str | None = None, settings: Settings | None = None) -> EngineRun:
+def simulate_per_position(
+    per_position: Any,
+    concurrency: Any = 1,
+    context: Any = 2048,
+    drafter: Any = None,
+    seed: int = 0,
+    hardware: str | None = None,
+    settings: Settings | None = None,
+) -> EngineRun:
     """As :func:`simulate`, with the per-position acceptance given (e.g. measured); gamma is
     its length (:func:`specmodel.evaluate_per_position`)."""
-    return simulate(per_position=per_position, concurrency=concurrency, context=context, drafter=drafter,
-                    hardware=hardware, seed=seed, settings=settings)
+    return simulate(
+        per_position=per_position,
+        concurrency=concurrency,
+        context=context,
+        drafter=drafter,
+        hardware=hardware,
+        seed=seed,
+        settings=settings,
+    )
 
 
-def engine_log(scenario: Scenario | None = None, /, *, seed: int = 0, settings: Settings | None = None,
-               **fields) -> tuple[str, list[float]]:
+def engine_log(
+    scenario: Scenario | None = None, /, *, seed: int = 0, settings: Settings | None = None, **fields: Any
+) -> tuple[str, list[float]]:
     """The SpecDecodingLogging message vLLM would print for this scenario, one logging
     interval being the whole cohort run (:func:`simulate`), and the run's per-position
     acceptance rates (``accepted_per_pos / num_drafts``, unrounded; the message shows them

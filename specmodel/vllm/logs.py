@@ -14,12 +14,12 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.vllm.metrics import (
-    LOG_MARKER,
-    SpecDecodeCounters,
     _EPS,
     _LENGTH_SLACK,
     _PERCENT_SLACK,
     _RATE_SLACK,
+    LOG_MARKER,
+    SpecDecodeCounters,
     check_counters,
     read_text,
 )
@@ -139,16 +139,20 @@ def parse_log_message(message: str, where: str = "line 1", line: int = 1) -> Log
 
 def _check_interval(iv: LogInterval, where: str) -> None:
     """Raise if a parsed interval breaks vLLM's arithmetic (see :func:`parse_log_message`)."""
-    for label, value in (("Accepted throughput", iv.accepted_throughput),
-                         ("Drafted throughput", iv.drafted_throughput)):
+    for label, value in (
+        ("Accepted throughput", iv.accepted_throughput),
+        ("Drafted throughput", iv.drafted_throughput),
+    ):
         if not math.isfinite(value):
             raise SpecModelError(f"{where}: {label} {value} is not a finite number")
     if iv.drafted == 0:
         if iv.accepted != 0:
             raise SpecModelError(f"{where}: Accepted {iv.accepted} tokens out of Drafted 0 tokens")
         return
-    numbers = [("Mean acceptance length", iv.mean_acceptance_length),
-               ("Avg Draft acceptance rate", iv.draft_acceptance_percent)]
+    numbers = [
+        ("Mean acceptance length", iv.mean_acceptance_length),
+        ("Avg Draft acceptance rate", iv.draft_acceptance_percent),
+    ]
     numbers += [(f"per-position acceptance rate {j}", r) for j, r in enumerate(iv.per_position, 1)]
     for label, value in numbers:
         if not math.isfinite(value):
@@ -197,8 +201,10 @@ def parse_log(text: str, source: str = "log") -> list[LogInterval]:
             )
         intervals.append(interval)
     if not intervals:
-        raise SpecModelError(f"{source}: no line contains {LOG_MARKER!r} (is speculative decoding on, "
-                             "and are stats logged, i.e. no --disable-log-stats?)")
+        raise SpecModelError(
+            f"{source}: no line contains {LOG_MARKER!r} (is speculative decoding on, "
+            "and are stats logged, i.e. no --disable-log-stats?)"
+        )
     return intervals
 
 

@@ -24,16 +24,18 @@ naming it), and reads files (:func:`read_text`). Prometheus text is parsed with
 from __future__ import annotations
 
 import math
-import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 import numpy as np
+import numpy.typing as npt
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily
-from prometheus_client.parser import text_string_to_metric_families
 
 from specmodel.errors import SpecModelError
+from specmodel.model.types import FloatArray
 
 #: The text that marks vLLM's spec-decode log line; the parser relies on nothing before it.
 LOG_MARKER = "SpecDecoding metrics:"
@@ -102,7 +104,11 @@ class SpecDecodeCounters:
 # --- vLLM's definitions -------------------------------------------------------------------
 
 
-def _ratio(numerator, denominator, empty: float):
+@overload
+def _ratio(numerator: float, denominator: float, empty: float) -> float: ...
+@overload
+def _ratio(numerator: npt.ArrayLike, denominator: npt.ArrayLike, empty: float) -> float | FloatArray: ...
+def _ratio(numerator: npt.ArrayLike, denominator: npt.ArrayLike, empty: float) -> float | FloatArray:
     """``numerator / denominator`` elementwise, ``empty`` where the denominator is not
     positive (vLLM's guard against empty intervals); a float for scalar inputs.
 
@@ -203,15 +209,19 @@ class _CountersCollector:
     def __init__(self, counters: SpecDecodeCounters, labels: tuple[str, str]):
         self.counters, self.labels = counters, list(labels)
 
-    def collect(self):
+    def collect(self) -> Iterator[CounterMetricFamily]:
         c = self.counters
-        for name, value in ((DRAFTS, c.num_drafts), (DRAFT_TOKENS, c.num_draft_tokens),
-                            (ACCEPTED_TOKENS, c.num_accepted_tokens)):
+        for name, value in (
+            (DRAFTS, c.num_drafts),
+            (DRAFT_TOKENS, c.num_draft_tokens),
+            (ACCEPTED_TOKENS, c.num_accepted_tokens),
+        ):
             family = CounterMetricFamily(name, _DOCUMENTATION[name], labels=list(LABELS))
             family.add_metric(self.labels, float(value))
             yield family
-        family = CounterMetricFamily(ACCEPTED_PER_POSITION, _DOCUMENTATION[ACCEPTED_PER_POSITION],
-                                     labels=[*LABELS, POSITION_LABEL])
+        family = CounterMetricFamily(
+            ACCEPTED_PER_POSITION, _DOCUMENTATION[ACCEPTED_PER_POSITION], labels=[*LABELS, POSITION_LABEL]
+        )
         for position, value in enumerate(c.accepted_per_position):
             family.add_metric([*self.labels, str(position)], float(value))
         yield family
@@ -238,8 +248,9 @@ def check_counters(c: SpecDecodeCounters, source: str) -> None:
     if c.num_drafts <= 0:
         raise SpecModelError(f"{source}: {DRAFTS}_total is 0; no drafts to learn acceptance from")
     if c.num_accepted_tokens > c.num_draft_tokens:
-        raise SpecModelError(f"{source}: {c.num_accepted_tokens:g} accepted tokens exceed "
-                             f"{c.num_draft_tokens:g} draft tokens")
+        raise SpecModelError(
+            f"{source}: {c.num_accepted_tokens:g} accepted tokens exceed {c.num_draft_tokens:g} draft tokens"
+        )
     bound = c.num_drafts
     for position, value in enumerate(c.accepted_per_position):
         if value > bound + _EPS:

@@ -7,7 +7,9 @@ Prometheus text is parsed with ``prometheus_client.parser``. See
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeAlias
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -28,8 +30,11 @@ from specmodel.vllm.metrics import (
 
 _WANTED = {f"{name}_total": name for name in (DRAFTS, DRAFT_TOKENS, ACCEPTED_TOKENS, ACCEPTED_PER_POSITION)}
 
+#: A series: the sample's name and its sorted labels.
+_SeriesKey: TypeAlias = tuple[str, tuple[tuple[str, str], ...]]
 
-def _samples(text: str, source: str):
+
+def _samples(text: str, source: str) -> Iterator[tuple[int, str, dict[str, str], float]]:
     """``(line, name, labels, value)`` of every spec-decode counter sample, parsing each line
     with prometheus_client's parser (so an error can name its line)."""
     for number, line in enumerate(_lines(text), 1):
@@ -46,10 +51,10 @@ def _samples(text: str, source: str):
                     yield number, sample.name, sample.labels, sample.value
 
 
-def _series_windows(text: str, source: str):
+def _series_windows(text: str, source: str) -> dict[_SeriesKey, list[float]]:
     """Per series: (first value, last value, occurrences, line of first). Several
     occurrences are successive scrapes appended to one file; a counter never decreases."""
-    series: dict[tuple, list] = {}
+    series: dict[_SeriesKey, list[float]] = {}
     for number, name, labels, value in _samples(text, source):
         if not math.isfinite(value) or value < 0:
             raise SpecModelError(f"{source} line {number}: {name} is {value}; a counter is a finite count >= 0")
@@ -93,8 +98,10 @@ def parse_exposition(text: str, source: str = "metrics") -> SpecDecodeCounters:
         if metric not in totals and (metric != ACCEPTED_PER_POSITION or not per_position):
             raise SpecModelError(f"{source}: no {metric}_total sample (is speculative decoding on in this server?)")
     if sorted(per_position) != list(range(len(per_position))):
-        raise SpecModelError(f"{source}: {ACCEPTED_PER_POSITION}_total has positions {sorted(per_position)}; "
-                             f"expected 0 to {len(per_position) - 1}")
+        raise SpecModelError(
+            f"{source}: {ACCEPTED_PER_POSITION}_total has positions {sorted(per_position)}; "
+            f"expected 0 to {len(per_position) - 1}"
+        )
     counters = SpecDecodeCounters(
         num_drafts=totals[DRAFTS],
         num_draft_tokens=totals[DRAFT_TOKENS],

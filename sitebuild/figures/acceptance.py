@@ -1,0 +1,209 @@
+"""Drawing acceptance and what it buys: alpha, gamma, tokens per iteration, per position, Algorithm 1."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from sitebuild import theme as th
+from sitebuild.figures.common import SPEEDUP_HOVER, point_colors, slider, visibility_steps
+from specmodel.model.settings import Deployment
+
+
+def alpha_sweep(
+    data: pd.DataFrame, breakeven: dict[str, float], marks: dict[str, tuple[float, float]], deployment: Deployment
+) -> go.Figure:
+    """Speedup vs alpha at one sequence for both draft models, with break-even alphas and
+    the article's two marked points."""
+    fig = th.base_figure()
+    for drafter, part in data.groupby("drafter", sort=False):
+        color = th.drafter_color(drafter, deployment)
+        fig.add_trace(
+            go.Scatter(
+                x=part["alpha"],
+                y=part["speedup"],
+                mode="lines",
+                name=th.drafter_label(drafter),
+                line={"color": color, "width": 2.5},
+                hovertemplate="alpha %{x:.2f}: " + SPEEDUP_HOVER + "<extra>" + th.drafter_label(drafter) + "</extra>",
+            )
+        )
+        a0 = breakeven[drafter]
+        fig.add_trace(
+            go.Scatter(
+                x=[a0, a0],
+                y=[0, 1],
+                mode="lines",
+                line={"color": color, "dash": "dot", "width": 1.5},
+                showlegend=False,
+                hovertemplate=f"break-even alpha {a0:.2f}<extra></extra>",
+            )
+        )
+        fig.add_annotation(
+            x=a0,
+            y=0,
+            yanchor="bottom",
+            xanchor="left",
+            text=f" break-even {a0:.2f}",
+            showarrow=False,
+            font={"color": color},
+        )
+    for label, (x, y) in marks.items():
+        drafter = label.split(" ")[0]
+        fig.add_trace(
+            go.Scatter(
+                x=[x],
+                y=[y],
+                mode="markers+text",
+                text=[f"{y:.2f}x"],
+                textposition="top center",
+                marker={"size": 12, "symbol": "diamond", "color": th.drafter_color(drafter, deployment)},
+                name=label,
+                hovertemplate=label + ": %{y:.2f}x<extra></extra>",
+                showlegend=False,
+            )
+        )
+    th.reference_line(fig, 1.0, 0, 1)
+    ymax = float(data["speedup"].max()) * 1.12
+    fig.update_layout(
+        xaxis={"title": "acceptance rate alpha (falling profile, 1 sequence, gamma 4)", "range": [0, 1]},
+        yaxis={"title": "speedup over plain decoding", "ticksuffix": "x", "range": [0, ymax]},
+    )
+    return fig
+
+
+def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figure:
+    """Speedup vs gamma at 1 and 32 sequences, plus a third curve chosen with a slider."""
+    fig = th.base_figure(height=460)
+    colors = {fixed[0]: th.ROLE_COLORS["draft"], fixed[1]: "#7c6bd6"}
+    for b in fixed:
+        part = data[data["concurrency"] == b]
+        fig.add_trace(
+            go.Scatter(
+                x=part["gamma"],
+                y=part["speedup"],
+                mode="lines+markers",
+                name=f"{b} sequence{'s' * (b > 1)}",
+                line={"color": colors[b], "width": 2.5},
+                marker={"size": 9, "color": point_colors(part["speedup"], colors[b])},
+                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{b} sequences</extra>",
+            )
+        )
+    concurrencies = sorted(data["concurrency"].unique())
+    first = len(fig.data)
+    for b in concurrencies:
+        part = data[data["concurrency"] == b]
+        fig.add_trace(
+            go.Scatter(
+                x=part["gamma"],
+                y=part["speedup"],
+                mode="lines+markers",
+                name=f"chosen: {b} sequences",
+                line={"color": th.NEUTRAL, "width": 2, "dash": "dash"},
+                marker={"size": 8, "color": point_colors(part["speedup"], th.NEUTRAL)},
+                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{b} sequences</extra>",
+                visible=bool(b == default),
+            )
+        )
+    always = list(range(first)) + [len(fig.data)]
+    th.reference_line(fig, 1.0, 1, int(data["gamma"].max()))
+    groups = [[first + i] for i in range(len(concurrencies))]
+    steps = visibility_steps([str(b) for b in concurrencies], groups, always, "sequences")
+    fig.update_layout(
+        sliders=[slider(steps, concurrencies.index(default), "third curve, concurrent sequences: ")],
+        xaxis={"title": "draft tokens per iteration (gamma)", "dtick": 1},
+        yaxis={
+            "title": "speedup over plain decoding",
+            "ticksuffix": "x",
+            "range": [0, float(data["speedup"].max()) * 1.1],
+        },
+        legend={"y": 1.12, "orientation": "h"},
+        margin={"t": 60},
+    )
+    return fig
+
+
+def tokens_per_iteration(data: pd.DataFrame) -> go.Figure:
+    """Expected tokens per iteration vs gamma for several alpha, with dashed ceilings."""
+    fig = th.base_figure(height=440)
+    g_max = int(data["gamma"].max())
+    for (alpha, part), color in zip(data.groupby("alpha", sort=True), th.SEQUENCE):
+        ceiling = float(part["ceiling"].iloc[0])
+        fig.add_trace(
+            go.Scatter(
+                x=part["gamma"],
+                y=part["tokens"],
+                mode="lines+markers",
+                name=f"alpha {alpha:g}",
+                line={"color": color, "width": 2.5},
+                marker={"size": 6},
+                legendgroup=str(alpha),
+                hovertemplate="gamma %{x}: %{y:.2f} tokens per target pass<extra>alpha " + f"{alpha:g}</extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[0.5, g_max + 0.5],
+                y=[ceiling, ceiling],
+                mode="lines",
+                showlegend=False,
+                line={"color": color, "dash": "dash", "width": 1},
+                legendgroup=str(alpha),
+                hovertemplate=f"ceiling 1/(1 - {alpha:g}) = {ceiling:.2f}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        xaxis={"title": "draft tokens per iteration (gamma)", "range": [0.5, g_max + 0.5], "dtick": 2},
+        yaxis={"title": "expected tokens per iteration", "range": [0, float(data["ceiling"].max()) * 1.05]},
+    )
+    return fig
+
+
+def per_position(data: pd.DataFrame, cut: float = 0.15) -> go.Figure:
+    """Unconditional acceptance per draft position, falling vs same, with the 0.15 cut."""
+    fig = th.base_figure(height=380)
+    colors = {"falling": th.ROLE_COLORS["draft"], "same": "#7c6bd6"}
+    for profile, part in data.groupby("profile", sort=False):
+        fig.add_trace(
+            go.Bar(
+                x=part["position"],
+                y=part["acceptance"],
+                name=profile,
+                marker_color=colors[profile],
+                hovertemplate="guess %{x} reaches the output in %{y:.1%} of iterations<extra>" + profile + "</extra>",
+            )
+        )
+    n = int(data["position"].max())
+    th.reference_line(fig, cut, 0.5, n + 0.5, label=f"{cut:g}: cut gamma below this")
+    fig.update_layout(
+        barmode="group",
+        xaxis={"title": "draft position", "dtick": 1, "range": [0.5, n + 0.5]},
+        yaxis={"title": "share of iterations the guess is used", "range": [0, 1], "tickformat": ".0%"},
+    )
+    return fig
+
+
+def sampling(data: pd.DataFrame, trials: int) -> go.Figure:
+    """Target p, draft q and the sampler's output, per token of the toy vocabulary."""
+    fig = th.base_figure(height=380)
+    series = (
+        ("q", "draft q", th.ROLE_COLORS["big_draft"]),
+        ("p", "target p", th.NEUTRAL),
+        ("output", f"sampler output ({trials:,} runs)", th.ROLE_COLORS["ngram"]),
+    )
+    for column, name, color in series:
+        fig.add_trace(
+            go.Bar(
+                x=data["token"],
+                y=data[column],
+                name=name,
+                marker_color=color,
+                hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        xaxis={"title": "token"},
+        yaxis={"title": "probability", "range": [0, float(data[["p", "q", "output"]].max().max()) * 1.15]},
+    )
+    return fig

@@ -1,0 +1,32 @@
+"""What the figures share: hover text, loss colours, slider steps, the unfit marker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sitebuild.theme import LOSS
+
+SPEEDUP_HOVER = "%{y:.2f}x over plain decoding"
+
+#: Marker of a scenario that does not fit on the card: open, where fitting ones are filled.
+UNFIT_SYMBOL = "circle-open"
+
+
+def point_colors(speedup: Any, color: str) -> list[str]:
+    return [LOSS if s < 1 else color for s in speedup]
+
+
+def visibility_steps(labels, groups, always, prefix) -> list[dict]:
+    """Slider steps: step k shows the traces in ``groups[k]`` plus ``always``."""
+    total = sum(len(g) for g in groups) + len(always)
+    steps = []
+    for label, group in zip(labels, groups):
+        visible = [False] * total
+        for i in list(group) + list(always):
+            visible[i] = True
+        steps.append({"method": "restyle", "args": [{"visible": visible}], "label": label})
+    return steps
+
+
+def slider(steps, active, prefix) -> dict:
+    return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "pad": {"t": 48}, "x": 0, "len": 1}

@@ -1,0 +1,218 @@
+"""Drawing what a pass costs: the roofline, the arithmetic bill, memory, context and heads."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from sitebuild import theme as th
+from sitebuild.figures.common import SPEEDUP_HOVER, point_colors
+from specmodel.model.settings import Deployment
+
+
+def roofline(data: pd.DataFrame) -> go.Figure:
+    """The verify pass's memory and arithmetic time (top) and idle share (bottom) vs concurrency."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4])
+    fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
+    b = data["concurrency"]
+    fig.add_trace(
+        go.Scatter(
+            x=b,
+            y=data["memory_time"] * 1e3,
+            name="memory time",
+            mode="lines",
+            line={"color": th.MEMORY, "width": 2.5},
+            hovertemplate="%{x} sequences: %{y:.2f} ms moving bytes<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=b,
+            y=data["compute_time"] * 1e3,
+            name="arithmetic time",
+            mode="lines",
+            line={"color": th.COMPUTE, "width": 2.5},
+            hovertemplate="%{x} sequences: %{y:.2f} ms of arithmetic<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=b,
+            y=data["idle"] * 100,
+            name="tensor cores idle",
+            mode="lines",
+            line={"color": th.IDLE, "width": 2.5},
+            fill="tozeroy",
+            hovertemplate="%{x} sequences: idle %{y:.0f}% of the pass<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
+    ticks = th.log2_axis([2**i for i in range(11)])
+    fig.update_xaxes(**ticks)
+    fig.update_xaxes(title_text="concurrent sequences (gamma 4, context 2048)", row=2, col=1)
+    fig.update_yaxes(type="log", title_text="verify pass, ms", row=1, col=1)
+    fig.update_yaxes(range=[0, 100], ticksuffix="%", title_text="idle", row=2, col=1)
+    fig.update_layout(legend={"y": 1.1, "orientation": "h"}, margin={"t": 48})
+    return fig
+
+
+def arithmetic_bill(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
+    """Arithmetic per output token vs gamma: simulated points and Theorem 3.11 lines."""
+    fig = th.base_figure()
+    styles = {
+        "simulated": {"mode": "markers", "marker": {"size": 10}},
+        "theorem": {"mode": "lines", "line": {"width": 2, "dash": "dot"}},
+    }
+    draft = deployment.draft
+    palette = {
+        f"simulated: {draft}, falling": th.ROLE_COLORS["draft"],
+        f"simulated: {draft}, same": "#7c6bd6",
+        "simulated: ngram, same": th.ROLE_COLORS["ngram"],
+    }
+    for series, part in data.groupby("series", sort=False):
+        kind = part["kind"].iloc[0]
+        color = palette.get(series, th.drafter_color(part["drafter"].iloc[0], deployment))
+        style = {k: (dict(v, color=color) if isinstance(v, dict) else v) for k, v in styles[kind].items()}
+        fig.add_trace(
+            go.Scatter(
+                x=part["gamma"],
+                y=part["ratio"],
+                name=series,
+                **style,
+                hovertemplate="gamma %{x}: %{y:.2f}x the FLOPs per output token<extra>" + series + "</extra>",
+            )
+        )
+    fig.update_layout(
+        xaxis={"title": "draft tokens per iteration (gamma)", "dtick": 1},
+        yaxis={
+            "title": "FLOPs per output token vs plain",
+            "ticksuffix": "x",
+            "range": [1, float(data["ratio"].max()) * 1.05],
+        },
+        legend={"y": -0.25},
+    )
+    return fig
+
+
+def memory_footprint(data: pd.DataFrame) -> go.Figure:
+    """Weights vs KV cache per token for the three models (two panels)."""
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("weights (GiB, bf16)", "KV cache per token (KiB)"), horizontal_spacing=0.14
+    )
+    fig.update_layout(template=th.TEMPLATE, height=380, autosize=True, showlegend=False)
+    colors = [th.NEUTRAL, th.ROLE_COLORS["draft"], th.ROLE_COLORS["big_draft"]]
+    fig.add_trace(
+        go.Bar(
+            x=data["model"],
+            y=data["weights_gib"],
+            marker_color=colors,
+            text=data["weights_gib"].map("{:.2f}".format),
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate="%{x}: %{y:.2f} GiB of weights<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=data["model"],
+            y=data["kv_kib_per_token"],
+            marker_color=colors,
+            text=data["kv_kib_per_token"].map("{:.0f}".format),
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate="%{x}: %{y:.0f} KiB of cache per token<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )
+    fig.update_yaxes(range=[0, float(data["weights_gib"].max()) * 1.2], row=1, col=1)
+    fig.update_yaxes(range=[0, float(data["kv_kib_per_token"].max()) * 1.2], row=1, col=2)
+    return fig
+
+
+def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) -> go.Figure:
+    """Speedup (top) and the drafter's share of wall clock (bottom) vs context."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
+    for drafter, part in data.groupby("drafter", sort=False):
+        color, label = th.drafter_color(drafter, deployment), th.drafter_label(drafter)
+        fig.add_trace(
+            go.Scatter(
+                x=part["context"],
+                y=part["speedup"],
+                mode="lines+markers",
+                name=label,
+                line={"color": color, "width": 2.5},
+                marker={"size": 8, "color": point_colors(part["speedup"], color)},
+                legendgroup=drafter,
+                hovertemplate="context %{x:,}: " + SPEEDUP_HOVER + "<extra>" + label + "</extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        if drafter != "ngram":
+            fig.add_trace(
+                go.Scatter(
+                    x=part["context"],
+                    y=part["draft_share"] * 100,
+                    mode="lines+markers",
+                    name=label,
+                    line={"color": color, "width": 2.5},
+                    showlegend=False,
+                    legendgroup=drafter,
+                    hovertemplate="context %{x:,}: %{y:.0f}% of wall clock drafting<extra>" + label + "</extra>",
+                ),
+                row=2,
+                col=1,
+            )
+    x = data["context"]
+    th.reference_line(fig, 1.0, x.min(), x.max(), row=1, col=1)
+    fig.update_xaxes(**th.log2_axis(sorted(x.unique())))
+    fig.update_xaxes(title_text=f"context, prompt tokens per sequence ({concurrency} sequences)", row=2, col=1)
+    fig.update_yaxes(title_text="speedup", ticksuffix="x", range=[0, float(data["speedup"].max()) * 1.1], row=1, col=1)
+    fig.update_yaxes(title_text="draft share", ticksuffix="%", range=[0, 100], row=2, col=1)
+    fig.update_layout(legend={"y": 1.1, "orientation": "h"}, margin={"t": 48})
+    return fig
+
+
+def head_costs(data: pd.DataFrame) -> go.Figure:
+    """Bytes one draft step reads per drafter at one sequence: the LM head against the rest."""
+    fig = th.base_figure(height=360)
+    labels = [th.drafter_label(d) for d in data["drafter"]]
+    rest = data["weights_read_gib"] - data["lm_head_gib"]
+    fig.add_trace(
+        go.Bar(
+            y=labels,
+            x=data["lm_head_gib"],
+            orientation="h",
+            name="output (LM) head",
+            marker_color=th.COMPUTE,
+            customdata=data["vocabulary"],
+            hovertemplate="%{y}: %{x:.2f} GiB of LM head over %{customdata:,} tokens<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Bar(
+            y=labels,
+            x=rest,
+            orientation="h",
+            name="everything else",
+            marker_color=th.MEMORY,
+            hovertemplate="%{y}: %{x:.2f} GiB of other weights<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        barmode="stack",
+        xaxis={"title": "weights read per draft step, GiB", "range": [0, float(data["weights_read_gib"].max()) * 1.1]},
+        yaxis={"autorange": "reversed"},
+        legend={"y": -0.3},
+    )
+    return fig

@@ -1,0 +1,202 @@
+"""Drawing the ladders (speedup against concurrency, on one card or several) and the break-even map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from sitebuild import theme as th
+from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, slider, visibility_steps
+from specmodel.model.settings import Deployment
+
+
+def _ladder_trace(
+    part: pd.DataFrame,
+    drafter: str,
+    context: int,
+    visible: bool,
+    deployment: Deployment,
+    showlegend: bool = True,
+    where: str = "",
+) -> go.Scatter:
+    """One drafter's speedup vs concurrency at one context; filled markers fit on the card,
+    open ones do not."""
+    color = th.drafter_color(drafter, deployment)
+    fits = part["fits"].to_numpy(dtype=bool)
+    return go.Scatter(
+        x=part["concurrency"],
+        y=part["speedup"],
+        mode="lines+markers",
+        name=th.drafter_label(drafter),
+        line={"color": color, "width": 2.5},
+        marker={
+            "size": 9,
+            "color": point_colors(part["speedup"], color),
+            "line": {"width": 2},
+            "symbol": ["circle" if f else UNFIT_SYMBOL for f in fits],
+        },
+        customdata=np.stack(
+            [part["spec_tokens_per_s"], part["base_tokens_per_s"], part["memory_gib"], part["usable_gib"]], axis=-1
+        ),
+        text=["fits on the card" if f else "does not fit on one card" for f in fits],
+        hovertemplate="%{x} sequences<br>"
+        + SPEEDUP_HOVER
+        + "<br>%{customdata[0]:,.0f} vs %{customdata[1]:,.0f} tokens/s"
+        + "<br>%{text}: needs %{customdata[2]:,.1f} of %{customdata[3]:,.1f} GiB<extra>"
+        + th.drafter_label(drafter)
+        + f", context {context}{where}</extra>",
+        visible=visible,
+        legendgroup=drafter,
+        showlegend=showlegend,
+    )
+
+
+def ladder(data: pd.DataFrame, deployment: Deployment, default_context: int = 2048) -> go.Figure:
+    """Speedup vs concurrency for each drafter, with a slider over context; open markers do
+    not fit on one card."""
+    fig = th.base_figure(height=480)
+    contexts = sorted(data["context"].unique())
+    groups = []
+    for context in contexts:
+        group = []
+        for drafter, part in data[data["context"] == context].groupby("drafter", sort=False):
+            group.append(len(fig.data))
+            fig.add_trace(_ladder_trace(part, drafter, context, bool(context == default_context), deployment))
+        groups.append(group)
+    x = data["concurrency"]
+    always = [len(fig.data)]
+    th.reference_line(fig, 1.0, x.min(), x.max())
+    fig.add_annotation(
+        xref="paper",
+        yref="paper",
+        x=1,
+        y=0.02,
+        xanchor="right",
+        yanchor="bottom",
+        showarrow=False,
+        text="open markers: does not fit on one card",
+        font={"size": 11},
+    )
+    steps = visibility_steps([f"{c:,}" for c in contexts], groups, always, "context")
+    fig.update_layout(
+        sliders=[slider(steps, contexts.index(default_context), "context (prompt tokens): ")],
+        xaxis={**th.log2_axis(sorted(x.unique())), "title": "concurrent sequences"},
+        yaxis={
+            "title": "speedup over plain decoding",
+            "range": [0, float(data["speedup"].max()) * 1.08],
+            "ticksuffix": "x",
+        },
+        legend={"y": 1.16, "orientation": "h"},
+        margin={"t": 80},
+    )
+    return fig
+
+
+def hardware_ladders(data: pd.DataFrame, deployment: Deployment, default_context: int = 2048) -> go.Figure:
+    """The ladder on several cards side by side (one panel each, shared speedup axis), with
+    one slider over context for all panels; open markers do not fit on that card."""
+    cards = list(dict.fromkeys(data["hardware"]))
+    names = [data.loc[data["hardware"] == c, "hardware_name"].iloc[0] for c in cards]
+    fig = make_subplots(rows=1, cols=len(cards), shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=names)
+    fig.update_layout(template=th.TEMPLATE, height=500, autosize=True)
+    contexts = sorted(data["context"].unique())
+    x = data["concurrency"]
+    groups = []
+    for context in contexts:
+        group = []
+        for col, card in enumerate(cards, start=1):
+            part_ctx = data[(data["hardware"] == card) & (data["context"] == context)]
+            for drafter, part in part_ctx.groupby("drafter", sort=False):
+                group.append(len(fig.data))
+                fig.add_trace(
+                    _ladder_trace(
+                        part,
+                        drafter,
+                        context,
+                        bool(context == default_context),
+                        deployment,
+                        col == 1,
+                        f", {names[col - 1]}",
+                    ),
+                    row=1,
+                    col=col,
+                )
+        groups.append(group)
+    always = []
+    for col in range(1, len(cards) + 1):
+        always.append(len(fig.data))
+        th.reference_line(fig, 1.0, x.min(), x.max(), row=1, col=col)
+    steps = visibility_steps([f"{c:,}" for c in contexts], groups, always, "context")
+    fig.update_xaxes(**th.log2_axis([2**i for i in range(0, 11, 2)]), title_text="concurrent sequences")
+    fig.update_yaxes(range=[0, float(data["speedup"].max()) * 1.08], ticksuffix="x")
+    fig.update_yaxes(title_text="speedup over plain decoding", row=1, col=1)
+    context_slider = slider(steps, contexts.index(default_context), "context (prompt tokens): ")
+    context_slider["pad"] = {"t": 72}
+    fig.update_layout(sliders=[context_slider], legend={"y": 1.2, "orientation": "h"}, margin={"t": 96})
+    return fig
+
+
+def _map_traces(
+    part: pd.DataFrame, drafter: str, xs: list[str], ys: list[str], span: float, visible: bool
+) -> list[go.BaseTraceType]:
+    """One drafter's layer of the map: the heatmap of speedups (best gamma written in each
+    cell), the 1.0x contour, and open boxes on the cells that do not fit on one card."""
+    contexts, concurrencies = [int(y) for y in ys], [int(x) for x in xs]
+    speed = part["speedup"].loc[contexts, concurrencies].to_numpy()
+    gamma = part["best_gamma"].loc[contexts, concurrencies].to_numpy()
+    label = th.drafter_label(drafter)
+    heatmap = go.Heatmap(
+        x=xs, y=ys, z=np.log2(speed), zmin=-span, zmax=span,
+        colorscale=[[0.0, th.LOSS], [0.5, "#f2f2f2"], [1.0, th.ROLE_COLORS["ngram"]]],
+        text=np.where(speed >= 1, gamma.astype(str), "off"), texttemplate="%{text}", customdata=speed,
+        visible=visible, name=label,
+        colorbar={"title": {"text": "speedup"}, "tickvals": [-2, -1, 0, 1, 2],
+                  "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"]},
+        hovertemplate="%{x} sequences, context %{y}<br>best gamma %{text}: %{customdata:.2f}x<extra>" + label
+        + "</extra>",
+    )  # fmt: skip
+    contour = go.Contour(
+        x=xs, y=ys, z=speed, contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": True},
+        line={"width": 3, "color": "#1f1f1f"}, showscale=False, visible=visible, hoverinfo="skip",
+        meta=th.REFERENCE, name="1.0x contour",
+    )  # fmt: skip
+    rows, cols = np.nonzero(~part["fits"].loc[contexts, concurrencies].to_numpy(dtype=bool))
+    boxes = go.Scatter(
+        x=[xs[c] for c in cols], y=[ys[r] for r in rows], mode="markers", visible=visible, showlegend=False,
+        marker={"symbol": "square-open", "size": 30, "line": {"width": 1.5}, "color": th.NEUTRAL},
+        name="does not fit on one card",
+        hovertemplate="%{x} sequences, context %{y}: does not fit on one card<extra></extra>",
+    )  # fmt: skip
+    return [heatmap, contour, boxes]
+
+
+def breakeven_map(data: pd.DataFrame, deployment: Deployment, default: str | None = None) -> go.Figure:
+    """Speedup at the best gamma over concurrency x context, per drafter (buttons), with the
+    1.0x contour and the best gamma written in each cell."""
+    fig = th.base_figure(height=520)
+    default = default or deployment.draft
+    drafters = list(dict.fromkeys(data["drafter"]))
+    xs = [str(b) for b in sorted(data["concurrency"].unique())]
+    ys = [str(c) for c in sorted(data["context"].unique())]
+    span = max(abs(float(np.log2(data["speedup"].min()))), abs(float(np.log2(data["speedup"].max()))))
+    groups = []
+    for drafter in drafters:
+        part = data[data["drafter"] == drafter].pivot(index="context", columns="concurrency")
+        start = len(fig.data)
+        fig.add_traces(_map_traces(part, drafter, xs, ys, span, drafter == default))
+        groups.append([start, start + 1, start + 2])
+    buttons = []
+    for drafter, group in zip(drafters, groups):
+        visible = [i in group for i in range(len(fig.data))]
+        buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.drafter_short_label(drafter)})
+    menu = {"type": "buttons", "direction": "right", "buttons": buttons, "active": drafters.index(default),
+            "x": 0, "y": 1.14, "xanchor": "left", "showactive": True}  # fmt: skip
+    fig.update_layout(
+        updatemenus=[menu],
+        xaxis={"title": "concurrent sequences", "type": "category"},
+        yaxis={"title": "context (prompt tokens)", "type": "category"},
+        margin={"t": 70},
+    )
+    return fig

@@ -1,0 +1,84 @@
+"""The shape of the code: small modules and functions, settings read only at entry points,
+a pinned public API, and the plotly.js the site ships matching the Python package."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import specmodel
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted(p for package in ("specmodel", "sitebuild") for p in (ROOT / package).rglob("*.py"))
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+#: Where the settings in force may be read (``current()``): the entry points, each of which
+#: resolves them once and passes them down.
+ENTRY_POINTS = {
+    "specmodel/model/settings.py",  # where it is defined
+    "specmodel/model/evaluate.py",
+    "specmodel/grid.py",
+    "specmodel/cli.py",
+    "specmodel/vllm/engine.py",
+    "specmodel/vllm/advise.py",
+}
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_modules_are_small(path):
+    lines = path.read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_MODULE_LINES, f"{_rel(path)} has {lines} lines"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_functions_are_small(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    long = [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long == [], f"{_rel(path)}: {long}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_settings_are_read_only_at_entry_points(path):
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"\b(constants|deployment)\(\)", text), "formulas take constants as arguments"
+    if _rel(path) not in ENTRY_POINTS:
+        assert not re.search(r"\bcurrent\(\)", text), f"{_rel(path)} reads the settings in force"
+
+
+def test_the_public_api_is_pinned():
+    assert sorted(specmodel.__all__) == [
+        "AXES", "Evaluation", "PROFILES", "Scenario", "ScenarioGrid", "Settings", "SpecModelError", "current",
+        "default_scenario", "drafter_names", "evaluate", "evaluate_per_position", "load_settings", "using",
+    ]  # fmt: skip
+    for name in specmodel.__all__:
+        assert getattr(specmodel, name) is not None
+
+
+def test_the_vendored_plotly_js_is_the_one_plotly_writes_for():
+    from plotly.offline import get_plotlyjs_version
+
+    bundle = ROOT / "docs" / "assets" / "vendor" / "plotly" / "plotly-cartesian.min.js"
+    shipped = re.search(r"plotly\.js \(cartesian - minified\) v(\d+\.\d+\.\d+)", bundle.read_text()[:500])
+    assert shipped, "the vendored bundle's banner names its version"
+    assert shipped.group(1) == get_plotlyjs_version()
+    vendor_readme = (ROOT / "docs" / "assets" / "vendor" / "README.md").read_text()
+    assert f"| {get_plotlyjs_version()} |" in vendor_readme
+
+
+def test_the_site_builder_is_not_installed_with_the_package():
+    config = (ROOT / "pyproject.toml").read_text()
+    assert 'include = ["specmodel*"]' in config
+    assert not (ROOT / "specmodel" / "site").exists()
