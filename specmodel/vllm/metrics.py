@@ -36,6 +36,7 @@ from prometheus_client.core import CounterMetricFamily
 
 from specmodel.errors import SpecModelError
 from specmodel.model.types import FloatArray
+from specmodel.safe_input import read_limited_text
 
 #: The text that marks vLLM's spec-decode log line; the parser relies on nothing before it.
 LOG_MARKER = "SpecDecoding metrics:"
@@ -265,25 +266,11 @@ def check_counters(c: SpecDecodeCounters, source: str) -> None:
 # --- reading files ------------------------------------------------------------------------
 
 
+#: Largest scrape or log read whole (bytes).
+MAX_INPUT_BYTES = 256 * 2**20
+
+
 def read_text(path: str | Path, option: str) -> str:
-    """The text of ``path`` (UTF-8), or a one-line error naming ``option`` and the file if it
-    is missing, unreadable, empty or binary."""
-    where = f"{option} {str(path)!r}"
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise SpecModelError(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise SpecModelError(f"{where} is a folder, not a file") from None
-    except OSError as exc:
-        raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    if not data.strip():
-        raise SpecModelError(f"{where} is empty")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise SpecModelError(f"{where} is a binary file (NUL byte at offset {nul}), not text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise SpecModelError(f"{where} line {line}: not UTF-8 text (byte {exc.start}); is it a binary file?") from None
+    """The text of ``path`` (UTF-8, at most :data:`MAX_INPUT_BYTES`), or a one-line error
+    naming ``option`` and the file if it is missing, unreadable, too large, empty or binary."""
+    return read_limited_text(Path(path), f"{option} {str(path)!r}", MAX_INPUT_BYTES)
