@@ -43,7 +43,7 @@ def main() -> None:
         site = Path(tmp) / "site"
         build_site(site, port)
         data_bytes = sum(
-            (site / "generated" / "data" / name).stat().st_size for name in ("simulator.json", "simulator.bin")
+            (site / "generated" / "data" / name).stat().st_size for name in ("simulator.json", "simulator.bin.gz")
         )
         with serve(site, port) as base, sync_playwright() as p:
             browser = launch(p)

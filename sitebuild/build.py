@@ -7,6 +7,7 @@ Run as ``python build_figures.py`` (see that file); prints what it wrote and how
 from __future__ import annotations
 
 import argparse
+import gzip
 import html
 import json
 import math
@@ -257,12 +258,13 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     files["tables/heads.md"] = tables.heads(data.head_costs(settings)) + "\n"
     files["tables/capacity.md"] = tables.capacity(settings) + "\n"
     files["tables/hardware-capacity.md"] = tables.hardware_capacity(settings, data.COMPARED_HARDWARE) + "\n"
-    files["settings.json"] = json.dumps(settings.model_dump(), indent=1, sort_keys=True) + "\n"
+    what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
+    files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"
     files["outputs/engine-log-b64.txt"] = engine_log(Scenario(concurrency=64), seed=0, settings=settings)[0] + "\n"
-    sim = simulator.simulator_data(simulator.evaluate_grid(settings), binary_name="simulator.bin")
+    sim = simulator.simulator_data(simulator.evaluate_grid(settings), binary_name="simulator.bin.gz")
     files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"
-    files["data/simulator.bin"] = sim.blob
+    files["data/simulator.bin.gz"] = gzip.compress(sim.blob, compresslevel=9, mtime=0)  # no timestamp: reproducible
     files["html/simulator.html"] = simulator_markup.simulator_html(settings, sim)
     for name, argv in CLI_EXAMPLES.items():
         with using(Settings()):  # the command line's own defaults, whatever the site's config

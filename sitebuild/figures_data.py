@@ -27,6 +27,8 @@ GAMMAS = np.array(GAMMA_VALUES)
 
 #: Heads the site's figures and simulator show next to the draft models and n-gram lookup.
 SITE_HEADS = ("eagle", "eagle-32k")
+#: Heads the article's section on heads compares (EAGLE-3's own structure is on the validation page).
+ARTICLE_HEADS = ("eagle", "eagle-32k", "mtp")
 
 #: Cards the side-by-side ladder compares.
 COMPARED_HARDWARE = ("h100-sxm", "h200", "b200")
@@ -233,7 +235,7 @@ def head_costs(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
     t = get_architecture(settings.deployment.target)
     fpp = settings.constants.FLOPS_PER_PARAMETER
     rows = []
-    for name in (settings.deployment.draft, *heads.head_catalog()):
+    for name in (settings.deployment.draft, *ARTICLE_HEADS):
         one, many = (
             evaluate(settings=settings, drafter=name),
             evaluate(settings=settings, drafter=name, concurrency=concurrency),

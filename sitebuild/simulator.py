@@ -4,8 +4,9 @@ The browser script (docs/javascripts/simulator.js) looks values up in the data w
 here and formats them; it computes nothing about speculative decoding. Each quantity is
 stored only over the axes it depends on, as integers in units of its displayed precision
 (so the page prints exactly what Python prints). The integers are laid end to end in one
-little-endian binary file (``simulator.bin``), which the page maps into typed arrays with
-no parsing; ``simulator.json`` describes where each quantity lies in it.
+little-endian binary file (``simulator.bin``, shipped gzipped and inflated by the browser's
+own DecompressionStream), which the page maps into typed arrays with no parsing;
+``simulator.json`` describes where each quantity lies in it.
 """
 
 from __future__ import annotations
@@ -41,15 +42,15 @@ def axes(settings: Settings) -> dict[str, tuple[Any, ...]]:
 READOUT_AXES: dict[str, tuple[str, ...]] = {
     "speedup": ALL,
     "spec_tokens_per_s": ALL,
-    "base_tokens_per_s": ("concurrency", "context"),
+    "base_tokens_per_s": ("concurrency", "context", "engine"),
     "mean_acceptance_length": ("gamma", "acceptance", "alpha"),
     "draft_share": ALL,
-    "arithmetic_ratio": ("context", "gamma", "drafter", "acceptance", "alpha"),
-    "verify_idle": ("concurrency", "context", "gamma"),
+    "arithmetic_ratio": ("context", "gamma", "drafter", "acceptance", "alpha", "engine"),
+    "verify_idle": ("concurrency", "context", "gamma", "engine"),
     "verify_gib": ("concurrency", "context"),
     "verify_tflop": ("concurrency", "context", "gamma"),
     "verify_memory_ms": ("concurrency", "context"),
-    "verify_compute_ms": ("concurrency", "context", "gamma"),
+    "verify_compute_ms": ("concurrency", "context", "gamma", "engine"),
     "hbm_required_gib": ("concurrency", "context", "drafter"),
     "max_concurrency": ("context", "drafter"),
     "max_concurrency_without_draft": ("context",),
@@ -58,15 +59,18 @@ READOUT_AXES: dict[str, tuple[str, ...]] = {
 #: Whether the scenario fits on one card: the axes it depends on.
 FITS_AXES = ("concurrency", "context", "drafter")
 
+#: Axes of vLLM's acceptance figures in the log: an n-gram lookup under a real engine drafts
+#: only on a match, and vLLM counts matched drafts only.
+_COUNTED = ("gamma", "drafter", "acceptance", "alpha", "engine")
 #: Fields of vLLM's log line, in LOG_FORMAT's order, with the axes each depends on.
 LOG_FIELDS: dict[str, tuple[str, ...]] = {
-    "mean_acceptance_length": ("gamma", "acceptance", "alpha"),
+    "mean_acceptance_length": _COUNTED,
     "accepted_throughput": ALL,
     "drafted_throughput": ALL,
-    "accepted": ("concurrency", "gamma", "acceptance", "alpha"),
-    "drafted": ("concurrency", "gamma", "acceptance", "alpha"),
-    "per_position": ("gamma", "acceptance", "alpha"),
-    "draft_acceptance_percent": ("gamma", "acceptance", "alpha"),
+    "accepted": ("concurrency", "gamma", "acceptance", "alpha", "engine"),
+    "drafted": ("concurrency", *_COUNTED),
+    "per_position": _COUNTED,
+    "draft_acceptance_percent": _COUNTED,
 }
 SPEC = re.compile(r"%(?:\.(\d+))?([dfs%])")
 
@@ -103,15 +107,17 @@ def evaluate_grid(settings: Settings) -> Grid:
 
 
 def expected_counters(ev: Evaluation, concurrency: Any, gamma: Any) -> dict[str, np.ndarray]:
-    """vLLM's counters over one cohort run, at their expected values: one draft per
-    sequence per iteration, gamma draft tokens each, E[X] - 1 accepted, u_j of them at
-    position j; elapsed time is the cohort's, B G / speculative tokens/s."""
-    drafts = np.asarray(concurrency, dtype=float) * ev.expected_iterations
+    """vLLM's counters over one run of B sequences generating G tokens each, at their expected
+    values: B E[N] iterations, of which a share m (the n-gram match rate; 1 for every other
+    drafter) verify a draft of gamma tokens, as vLLM counts drafts; E[X] - 1 accepted tokens
+    per iteration, u_j of them at position j; elapsed time B G / speculative tokens/s."""
+    iterations = np.asarray(concurrency, dtype=float) * ev.expected_iterations
+    drafts = iterations * ev.ngram_match_rate
     return {
         "num_drafts": drafts,
         "num_draft_tokens": drafts * gamma,
-        "num_accepted_tokens": drafts * (ev.mean_acceptance_length - 1.0),
-        "accepted_per_position": ev.per_position * drafts[..., None],
+        "num_accepted_tokens": iterations * (ev.mean_acceptance_length - 1.0),
+        "accepted_per_position": ev.per_position * iterations[..., None],
         "elapsed": np.asarray(concurrency, dtype=float) * ev.generated_tokens / ev.spec_tokens_per_s,
     }
 
@@ -214,7 +220,7 @@ def _printf(value: float, decimals: int, kind: str) -> str:
     return f"{int(value)}" if kind == "d" else f"{value:.{decimals}f}"
 
 
-def simulator_data(grid: Grid, binary_name: str = "simulator.bin") -> SimulatorData:
+def simulator_data(grid: Grid, binary_name: str = "simulator.bin.gz") -> SimulatorData:
     """Everything simulator.js needs: a JSON-ready description and the binary it points into."""
     packer = Packer()
     ev, settings = grid.evaluation, grid.settings
@@ -272,7 +278,7 @@ def _log_fields(grid: Grid, packer: Packer) -> dict[str, dict]:
         spec = slots[key]
         units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
         log[key] = {"axes": list(kept), "decimals": spec["decimals"], **packer.add(units)}
-    rates = _reduce_positions(vllm.per_position_rate(counters))
+    rates = _reduce(vllm.per_position_rate(counters), LOG_FIELDS["per_position"])
     log["per_position"] = {
         "axes": list(LOG_FIELDS["per_position"]),
         "positions": rates.shape[-1],

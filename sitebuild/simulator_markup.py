@@ -26,8 +26,10 @@ LABELS = {
     "drafter": "Drafts come from",
     "acceptance": "Acceptance across draft positions",
     "alpha": "Acceptance rate, α",
+    "engine": "Engine",
 }
 ACCEPTANCE_LABELS = {"falling": "falls with position", "same": "same at every position"}
+ENGINE_LABELS = {"ideal": "ideal roofline (the article)", "vllm": "vLLM, fitted to measurements"}
 CONTROL_KINDS = {
     "concurrency": "select",
     "context": "select",
@@ -35,6 +37,7 @@ CONTROL_KINDS = {
     "drafter": "radio",
     "acceptance": "radio",
     "alpha": "range",
+    "engine": "radio",
 }
 MEMORY_GROUP = "Memory on one card"
 READOUT_GROUPS = (
@@ -63,7 +66,9 @@ _ENVIRONMENT = jinja2.Environment(
 
 def choice_label(name: str, value: str) -> str:
     """The text of a radio button: the drafter's name or the profile's description."""
-    return drafters.drafter_label(value) if name == "drafter" else ACCEPTANCE_LABELS[value]
+    if name == "drafter":
+        return drafters.drafter_label(value)
+    return ENGINE_LABELS[value] if name == "engine" else ACCEPTANCE_LABELS[value]
 
 
 def _control(name: str, values: tuple[Any, ...], default: Any) -> dict[str, Any]:

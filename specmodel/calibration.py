@@ -27,8 +27,9 @@ from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.safe_input import excerpt, read_limited_text
 
-SCENARIO_COLUMNS = list(AXES)
-COLUMNS = (*AXES, "metric", "value", "tolerance", "kind", "note")
+#: The scenario of each row (the article's engine, ``ideal``, is implied).
+SCENARIO_COLUMNS = [axis for axis in AXES if axis != "engine"]
+COLUMNS = (*SCENARIO_COLUMNS, "metric", "value", "tolerance", "kind", "note")
 PACKAGED = "calibration.csv"
 
 

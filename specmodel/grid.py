@@ -13,31 +13,43 @@ from specmodel.model.scenario import AXES, GRID_AXIS_VALUES
 from specmodel.model.settings import Settings, current
 from specmodel.readouts import readout_arrays
 
-#: The default grid: 11 x 8 x 10 x (drafters) x 2 x 10 scenarios; the drafter axis (None
-#: here) is every drafter that can serve the target (7 for Qwen3-8B: 123,200 scenarios).
+#: The default grid: 11 x 8 x 10 x (drafters) x 2 x 10 x 2 scenarios; the drafter axis (None
+#: here) is every drafter that can serve the target (8 for Qwen3-8B: 281,600 scenarios).
 DEFAULT_GRID: dict[str, tuple[Any, ...] | None] = {**GRID_AXIS_VALUES, "drafter": None}
 
 
-def grid_arrays(target: str | None = None, settings: Settings | None = None, **axes: Any) -> dict[str, np.ndarray]:
-    """The Cartesian product of the axes (defaults from DEFAULT_GRID; drafters: every one
-    that can serve ``target``), flattened."""
+def grid_arrays(
+    target: str | None = None, settings: Settings | None = None, skip: tuple[str, ...] = (), **axes: Any
+) -> dict[str, np.ndarray]:
+    """The Cartesian product of the axes but those in ``skip`` (defaults from DEFAULT_GRID;
+    drafters: every one that can serve ``target``), flattened."""
     settings = settings or current()
     default = {**GRID_AXIS_VALUES, "drafter": drafter_names(target or settings.deployment.target)}
-    values = [np.asarray(axes.get(name, default[name])) for name in AXES]
+    names = [a for a in AXES if a not in skip]
+    values = [np.asarray(axes.get(name, default[name])) for name in names]
     mesh = np.meshgrid(*values, indexing="ij")
-    return {name: m.ravel() for name, m in zip(AXES, mesh, strict=True)}
+    return {name: m.ravel() for name, m in zip(names, mesh, strict=True)}
 
 
 def sweep(
-    hardware: str | None = None, target: str | None = None, settings: Settings | None = None, **axes: Any
+    hardware: str | None = None,
+    target: str | None = None,
+    settings: Settings | None = None,
+    per_position: Any = None,
+    mean_acceptance_length: float | None = None,
+    batching: str | None = None,
+    generated_tokens: int | None = None,
+    **axes: Any,
 ) -> pd.DataFrame:
     """Evaluate every scenario of a grid; one row per scenario.
 
-    Columns: the six axes, every readout of :data:`specmodel.readouts.READOUTS` in display
-    units, ``fits``, and ``per_position_1 .. per_position_<max gamma>``.
+    Columns: the axes, every readout of :data:`specmodel.readouts.READOUTS` in display
+    units, ``fits``, and ``per_position_1 .. per_position_<max gamma>``. A measured
+    ``per_position`` or ``mean_acceptance_length`` applies to every scenario and replaces the
+    acceptance and alpha axes; an ``engine`` given as a name, not a list, fixes that axis.
 
     >>> df = sweep(concurrency=[1, 64], gamma=[4], context=[2048], drafter=["qwen3-0.6b"],
-    ...            acceptance=["falling"], alpha=[0.75])
+    ...            acceptance=["falling"], alpha=[0.75], engine=["ideal"])
     >>> df["speedup"].round(2).tolist()
     [1.93, 0.89]
     """
@@ -45,8 +57,22 @@ def sweep(
     if unknown:
         raise TypeError(f"unknown axes {sorted(unknown)}; axes are {', '.join(AXES)}")
     settings = settings or current()
-    columns = grid_arrays(target, settings, **axes)
-    evaluation = evaluate(**columns, hardware=hardware, target=target, settings=settings)
+    if isinstance(axes.get("engine"), str):
+        axes["engine"] = [axes["engine"]]
+    measured = {k: v for k, v in (("per_position", per_position), ("mean_acceptance_length", mean_acceptance_length))
+                if v is not None}  # fmt: skip
+    skip: tuple[str, ...] = ("acceptance", "alpha") if measured else ()
+    skip += ("gamma",) if per_position is not None else ()
+    columns = grid_arrays(target, settings, skip, **axes)
+    evaluation = evaluate(
+        **columns,
+        **measured,
+        hardware=hardware,
+        target=target,
+        batching=batching,
+        generated_tokens=generated_tokens,
+        settings=settings,
+    )
     frame = pd.DataFrame(columns)
     for key, values in readout_arrays(evaluation).items():
         frame[key] = values

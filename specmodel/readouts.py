@@ -94,4 +94,7 @@ def point_readouts(evaluation: Evaluation) -> dict[str, object]:
     per_position = np.reshape(evaluation.per_position, -1)
     out["per_position"] = [float(x) for x in per_position if x > 0]
     out["fits"] = bool(np.squeeze(evaluation.fits))
+    alpha = float(np.squeeze(evaluation.alpha))
+    out["alpha"] = None if np.isnan(alpha) else alpha
+    out["ngram_match_rate"] = float(np.squeeze(evaluation.ngram_match_rate))
     return out

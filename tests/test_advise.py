@@ -50,7 +50,7 @@ def test_conditionals_multiply_back_to_the_per_position_rates(conditionals):
 
 
 def test_one_sequence_with_a_draft_model_lowers_gamma_4_to_3():
-    a = advise(ARTICLE, 1, 2048, deployment_from_drafter("qwen3-0.6b"))
+    a = advise(ARTICLE, 1, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
     assert a.speedup[3] == pytest.approx(1.93, abs=0.01)  # the article's 1.94x at gamma 4
     assert (a.recommended_gamma, a.verdict, a.recommended_drafter) == (3, "lower-gamma", "qwen3-0.6b")
     assert "1.97x" in a.reason and "1.93x" in a.reason
@@ -63,7 +63,7 @@ def test_a_zero_cost_drafter_at_one_sequence_keeps_gamma_4():
 
 
 def test_sixty_four_sequences_switch_from_the_draft_model():
-    a = advise(ARTICLE, 64, 2048, deployment_from_drafter("qwen3-0.6b"))
+    a = advise(ARTICLE, 64, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
     assert a.verdict == "switch-drafter" and a.recommended_drafter == "ngram"
     assert a.speedup[3] == pytest.approx(0.89, abs=0.01)  # the article's 0.88x
     assert a.recommended_gamma == int(np.argmax(a.zero_cost_speedup)) + 1
@@ -89,9 +89,9 @@ def test_nothing_accepted_turns_speculation_off():
 
 
 def test_predictions_are_the_models():
-    a = advise(ARTICLE, 16, 4096, deployment_from_drafter("qwen3-1.7b"), "h200")
+    a = advise(ARTICLE, 16, 4096, deployment_from_drafter("qwen3-1.7b"), "h200")  # the vllm engine by default
     for g in range(1, 5):
-        ev = evaluate_per_position(ARTICLE[:g], 16, 4096, "qwen3-1.7b", "h200")
+        ev = evaluate_per_position(ARTICLE[:g], 16, 4096, "qwen3-1.7b", "h200", engine="vllm")
         assert a.speedup[g - 1] == pytest.approx(float(ev.speedup), rel=1e-12)
 
 
@@ -145,9 +145,9 @@ def test_simulated_metrics_lead_back_to_the_simulated_profile():
         ('{"model": "[ngram]", "num_speculative_tokens": 5}', "ngram", 5, False),
         (
             '{"method": "eagle3", "model": "RedHatAI/Qwen3-8B-speculator.eagle3", "num_speculative_tokens": 3}',
-            "eagle-32k",
+            "eagle3",
             3,
-            True,
+            False,
         ),
         ('{"model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", "num_speculative_tokens": 3}', "eagle", 3, False),
         ('{"method": "mtp", "num_speculative_tokens": 1}', "mtp", 1, False),
@@ -203,6 +203,8 @@ def test_advise_json_from_a_log():
         "8",
         "--speculative-config",
         '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}',
+        "--engine",
+        "ideal",
         "--json",
     )
     assert out.returncode == 0, out.stderr
@@ -222,6 +224,8 @@ def test_advise_text_from_a_scrape():
         "64",
         "--speculative-config",
         '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}',
+        "--engine",
+        "ideal",
     )
     assert out.returncode == 0, out.stderr
     for needle in ("conditional", "Predicted speedup", "Recommended gamma: 3", "Verdict: keep - "):
@@ -237,7 +241,7 @@ def test_advise_says_how_a_head_is_modelled():
         "--speculative-config",
         '{"method": "eagle3", "model": "x/eagle3-head", "num_speculative_tokens": 4}',
     )
-    assert out.returncode == 0 and "Note: method 'eagle3' is costed as the 'eagle-32k' head" in out.stdout
+    assert out.returncode == 0 and "Deployment: method eagle3" in out.stdout and "Note:" not in out.stdout
     out = run(
         "--log",
         str(VLLM / "draft-model-b8.log"),
@@ -334,7 +338,7 @@ def test_decreasing_counter_in_a_scrape_is_one_line_and_exit_2(tmp_path):
         (["--concurrency", "0", "--drafter", "ngram"], "concurrency 0"),
         (["--concurrency", "many", "--drafter", "ngram"], "'many'"),
         (["--concurrency", "4"], "one of the arguments --drafter --speculative-config is required"),
-        (["--concurrency", "4", "--drafter", "eagle3"], "'eagle3'"),
+        (["--concurrency", "4", "--drafter", "eagle9"], "'eagle9'"),
         (["--concurrency", "4", "--drafter", "ngram", "--target", "qwen3-9b"], "'qwen3-9b'"),
         (["--concurrency", "4", "--speculative-config", '{"method": "nope"}'], "method 'nope'"),
         (

@@ -93,7 +93,7 @@ def test_point_table_is_readable():
         (["--alpha", "1"], "alpha 1"),
         (["--alpha", "-0.2"], "alpha -0.2"),
         (["--context", "-1"], "context -1"),
-        (["--drafter", "eagle3"], "'eagle3'"),
+        (["--drafter", "eagle9"], "'eagle9'"),
         (["--drafter", "llama-3.2-1b"], "must share the target's vocabulary"),
         (["--hardware", "tpu"], "unknown hardware 'tpu'; allowed: h100-sxm, h200, b200, a100-80gb, mi300x, l40s"),
         (["--target", "gpt-5"], "unknown model 'gpt-5'; allowed: qwen3-8b"),
@@ -114,7 +114,7 @@ def test_sweep_writes_the_default_grid(tmp_path, ext):
     out = run("sweep", "--out", str(target))
     assert out.returncode == 0, out.stderr
     frame = pd.read_csv(target) if ext == "csv" else pd.read_parquet(target)
-    assert len(frame) == 11 * 8 * 10 * 7 * 2 * 10  # seven drafters serve qwen3-8b
+    assert len(frame) == 11 * 8 * 10 * 8 * 2 * 10 * 2  # eight drafters serve qwen3-8b; two engines
     assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
 
 
@@ -178,8 +178,8 @@ def test_sweep_takes_hardware_and_target(tmp_path):
     out = run("sweep", "--out", str(target), "--hardware", "l40s", "--target", "llama-3.1-8b")
     assert out.returncode == 0, out.stderr
     frame = pd.read_parquet(target)
-    assert set(frame["drafter"]) == {"llama-3.2-1b", "llama-3.2-3b", "ngram", "eagle", "eagle-32k", "mtp"}
-    assert len(frame) == 11 * 8 * 10 * 6 * 2 * 10 and "fits" in frame
+    assert set(frame["drafter"]) == {"llama-3.2-1b", "llama-3.2-3b", "ngram", "eagle", "eagle-32k", "mtp", "eagle3"}
+    assert len(frame) == 11 * 8 * 10 * 7 * 2 * 10 * 2 and "fits" in frame
     row = frame[
         (frame.concurrency == 64)
         & (frame.context == 2048)
@@ -187,6 +187,7 @@ def test_sweep_takes_hardware_and_target(tmp_path):
         & (frame.drafter == "ngram")
         & (frame.acceptance == "falling")
         & (frame.alpha == 0.75)
+        & (frame.engine == "ideal")
     ].iloc[0]
     ev = evaluate(concurrency=64, drafter="ngram", hardware="l40s", target="llama-3.1-8b")
     assert row["speedup"] == pytest.approx(float(ev.speedup)) and bool(row["fits"]) == bool(ev.fits)

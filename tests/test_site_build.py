@@ -231,8 +231,8 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     # The simulator's data and the settings file follow too.
     settings = json.loads((copy / "docs" / "generated" / "settings.json").read_text())
     assert settings["deployment"]["hardware"] == "h200"
-    assert (copy / "docs" / "generated" / "data" / "simulator.bin").read_bytes() != (
-        ROOT / "docs" / "generated" / "data" / "simulator.bin"
+    assert (copy / "docs" / "generated" / "data" / "simulator.bin.gz").read_bytes() != (
+        ROOT / "docs" / "generated" / "data" / "simulator.bin.gz"
     ).read_bytes()
     # The built article names the H200 and quotes its numbers.
     site = subprocess.run(

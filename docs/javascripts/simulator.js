@@ -37,7 +37,11 @@
     if (!dataCache[url]) {
       dataCache[url] = Promise.all([
         fetchOk(url).then(function (r) { return r.json(); }),
-        fetchOk(binaryUrl).then(function (r) { return r.arrayBuffer(); }),
+        fetchOk(binaryUrl).then(function (r) {
+          /* The integers ship gzipped; the browser's own DecompressionStream inflates them. */
+          if (!/\.gz$/.test(binaryUrl)) return r.arrayBuffer();
+          return new Response(r.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+        }),
       ]).then(function (parts) {
         var data = parts[0];
         var buffer = parts[1];

@@ -124,3 +124,23 @@ def theorem_3_11_arithmetic_increase(alpha, gamma, cost_ratio):
     alpha = np.asarray(alpha, dtype=float)
     gamma = np.asarray(gamma)
     return (1.0 - alpha) * (gamma * cost_ratio + gamma + 1) / (1.0 - alpha ** (gamma + 1))
+
+
+def alpha_for_mean_acceptance_length(mean_acceptance_length, gamma):
+    """The alpha of the ``same`` profile whose expected tokens per iteration at ``gamma`` is
+    ``M``: the root in (0, 1) of ``(1 - a^(gamma + 1)) / (1 - a) = M`` (Leviathan et al. 2023,
+    arXiv:2211.17192, Eq. 1), which rises with a, found by bisection to float precision.
+    Needs ``1 < M < gamma + 1``; elementwise.
+
+    >>> round(float(alpha_for_mean_acceptance_length(3.05078125, 4)), 6)
+    0.75
+    """
+    m = np.asarray(mean_acceptance_length, dtype=float)
+    g = np.asarray(gamma, dtype=float)
+    low, high = np.zeros(np.broadcast(m, g).shape), np.ones(np.broadcast(m, g).shape)
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        below = closed_form_tokens_per_iteration(mid, g) < m
+        low, high = np.where(below, mid, low), np.where(below, high, mid)
+    alpha = 0.5 * (low + high)
+    return float(alpha) if alpha.ndim == 0 else alpha

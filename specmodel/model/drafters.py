@@ -36,13 +36,19 @@ class PassCoefficients(Generic[N_co]):
     """What one forward pass of a model costs, per unit of its inputs (SI units).
 
     ``weight_bytes`` is what a pass reads; ``resident_bytes`` is what the model adds to the
-    card's memory (they differ for a head that reads the target's LM head)."""
+    card's memory (they differ for a head that reads the target's LM head).
+    ``iteration_weight_bytes`` is what a drafter reads once per iteration rather than per pass
+    (EAGLE-3's fused projection), at 2 FLOPs per weight per sequence; ``kind`` is ``model``,
+    ``head`` or ``ngram`` (0, 1, 2 as numbers in a grid)."""
 
     weight_bytes: N_co
     resident_bytes: N_co
     kv_bytes_per_token: N_co
     dense_flops_per_position: N_co
     attention_flops_per_token: N_co
+    iteration_weight_bytes: N_co
+    iteration_flops_per_sequence: N_co
+    kind: N_co
 
     @classmethod
     def of_model(
@@ -56,6 +62,9 @@ class PassCoefficients(Generic[N_co]):
             float(arch_.kv_cache_bytes_per_token(arch)),
             float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
             float(arch_.attention_flops_per_position_per_token(arch)),
+            0.0,
+            0.0,
+            float(KINDS.index("model")),
         )
 
     @classmethod
@@ -65,12 +74,16 @@ class PassCoefficients(Generic[N_co]):
         """A draft head on ``target``: reads its own weights and the output head it scores with."""
         b = target.bytes_per_element
         read = heads_.head_parameters_read_per_step(head, target)
+        fused = heads_.head_fused_projection_parameters(head, target)
         return cls(
             float(read * b),
             float(heads_.head_own_parameters(head, target) * b),
             float(heads_.head_kv_cache_bytes_per_token(head, target)),
             float(heads_.head_dense_flops_per_position(head, target, flops_per_parameter)),
             float(heads_.head_attention_flops_per_position_per_token(head, target)),
+            float(fused * b),
+            float(flops_per_parameter * fused),
+            float(KINDS.index("head")),
         )
 
     @classmethod
@@ -87,7 +100,7 @@ class PassCoefficients(Generic[N_co]):
     @classmethod
     def nothing(cls: type[PassCoefficients[Any]]) -> PassCoefficients[float]:
         """No pass at all (n-gram lookup)."""
-        return cls(0.0, 0.0, 0.0, 0.0, 0.0)
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(KINDS.index("ngram")))
 
     def flops_per_position(self, kv_length: Numeric) -> Numeric:
         """FLOPs for one query position at KV length n (:func:`specmodel.model.roofline.flops_per_position`)."""

@@ -25,14 +25,17 @@ import numpy as np
 
 from specmodel.model import acceptance as acc
 from specmodel.model import cohort, memory
-from specmodel.model.drafters import PassCoefficients
+from specmodel.model.drafters import KINDS, PassCoefficients
+from specmodel.model.engines import ngram_match_rate
 from specmodel.model.evaluation import Evaluation, arithmetic_ratio, draft_share
-from specmodel.model.passes import kv_read_length, price_pass
+from specmodel.model.passes import PassPrice, kv_read_length, price_pass
 from specmodel.model.roofline import arithmetic_intensity
 from specmodel.model.scenario import Scenario, ScenarioGrid
 from specmodel.model.settings import Constants, Settings, current
 from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.model.timing import EngineTerms, Passes, Timing, cohort_timing, steady_timing
 from specmodel.model.types import FloatArray, IntArray
+from specmodel.model.validation import map_names
 
 
 def scenario_grid(
@@ -77,18 +80,13 @@ def evaluate(
         per_position = grid.measured_per_position
         distinct, inverse = np.unique(per_position.reshape(-1, per_position.shape[-1]), axis=0, return_inverse=True)
         survival = cohort.iteration_survival(acc.tokens_per_iteration_pmf(distinct), grid.generated_tokens)
-        return _evaluate(grid, per_position, survival, inverse.reshape(grid.shape), constants)
-    assert grid.acceptance is not None and grid.alpha is not None
+        return _evaluate(grid, per_position, survival, inverse.reshape(grid.shape), settings)
     p = grid.acceptance
-    ratio = (
-        np.vectorize(lambda x: acc.profile_ratio(x, constants.FALLING_RATIO), otypes=[float])(p)
-        if p.size
-        else p.astype(float)
-    )
+    ratio = map_names(p, lambda x: acc.profile_ratio(x, constants.FALLING_RATIO))
     gamma_max = int(grid.gamma.max()) if grid.gamma.size else 1
     per_position = acc.per_position_acceptance(grid.alpha, grid.gamma, ratio, gamma_max)
     survival, rows = _survival_per_scenario(grid.gamma, ratio, grid.alpha, gamma_max, grid.generated_tokens)
-    return _evaluate(grid, per_position, survival, rows, constants)
+    return _evaluate(grid, per_position, survival, rows, settings)
 
 
 def evaluate_per_position(
@@ -100,6 +98,7 @@ def evaluate_per_position(
     target: str | None = None,
     *,
     settings: Settings | None = None,
+    **fields: Any,
 ) -> Evaluation:
     """Evaluate scenarios whose acceptance is given position by position, e.g. measured.
 
@@ -121,6 +120,7 @@ def evaluate_per_position(
         hardware=hardware,
         target=target,
         settings=settings,
+        **fields,
     )
 
 
@@ -148,58 +148,170 @@ def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tu
     return table, inverse.reshape(batch.shape)
 
 
+def _engine_terms(
+    grid: ScenarioGrid, kind: FloatArray, settings: Settings
+) -> tuple[EngineTerms, FloatArray, FloatArray]:
+    """The engine's constants for each scenario (flat), its compute efficiency (NaN: the
+    settings'), and its n-gram matched first-token acceptance (NaN: always drafts)."""
+    names, index = np.unique(grid.engine.ravel(), return_inverse=True)
+    profiles = [settings.engine(str(n)) for n in names]
+
+    def column(values: list[float]) -> FloatArray:
+        return np.asarray(values, dtype=float)[index]
+
+    kinds = [str(k) for k in KINDS]
+    draft = np.array([[prof.draft_pass_s(k) for k in kinds] for prof in profiles])[index, kind.astype(int)]
+    is_ngram = kind == KINDS.index("ngram")
+    terms = EngineTerms(
+        target_pass=column([prof.target_pass_s for prof in profiles]),
+        sequence_pass=column([prof.sequence_pass_s for prof in profiles]),
+        draft_pass=draft,
+        ngram_lookup=np.where(is_ngram, column([prof.ngram_lookup_s for prof in profiles]), 0.0),
+        iteration=column([prof.iteration_s for prof in profiles]),
+        overlap=column([prof.overlap for prof in profiles]),
+    )
+    efficiency = column([np.nan if prof.compute_efficiency is None else prof.compute_efficiency for prof in profiles])
+    matched = column(
+        [np.nan if prof.ngram_matched_acceptance is None else prof.ngram_matched_acceptance for prof in profiles]
+    )
+    return terms, efficiency, np.where(is_ngram, matched, np.nan)
+
+
 def _evaluate(
-    grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray, rows: IntArray, c: Constants
+    grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray, rows: IntArray, settings: Settings
 ) -> Evaluation:
-    """The model proper, on a validated grid (see :func:`evaluate`)."""
+    """The model proper, on a validated grid (see :func:`evaluate`); computed on flat arrays."""
+    shape, c = grid.shape, settings.constants
     hw = get_hardware(grid.hardware)
     tgt = PassCoefficients.of_model(get_architecture(grid.target), c.FLOPS_PER_PARAMETER)
-    dc = PassCoefficients.of_drafters(grid.drafter, grid.target, c.FLOPS_PER_PARAMETER)
-    b, t, g = grid.concurrency.astype(float), grid.context.astype(float), grid.gamma.astype(float)
+    dc = PassCoefficients.of_drafters(grid.drafter.ravel(), grid.target, c.FLOPS_PER_PARAMETER)
+    b, t, g = (x.ravel().astype(float) for x in (grid.concurrency, grid.context, grid.gamma))
+    u = per_position.reshape(-1, per_position.shape[-1])
     generated = grid.generated_tokens
+    terms, efficiency, matched = _engine_terms(grid, dc.kind, settings)
+    eta = np.where(np.isnan(efficiency), c.COMPUTE_EFFICIENCY, efficiency)
+    match = np.where(np.isnan(matched), 1.0, ngram_match_rate(u[:, 0], np.where(np.isnan(matched), 1.0, matched)))
+    positions = 1 + match * g
     n = kv_read_length(t, generated, c.KV_READ_FRACTION)
-    verify, plain, draft = (price_pass(tgt, n, g + 1, hw, c), price_pass(tgt, n, 1, hw, c), price_pass(dc, n, 1, hw, c))
-    tokens_per_iteration = acc.expected_tokens_per_iteration(per_position)
-    iterations = cohort.expected_iterations(survival)[rows]
-
-    # Cohort time: each pass over A sequences costs max(m0 + m1 A, c1 A).
-    table, row = _cohort_table(survival, rows, b)
-    verify_time = cohort.expected_pass_time_sum(table, row, *verify.cohort_terms())
-    draft_time = g * cohort.expected_pass_time_sum(table, row, *draft.cohort_terms())
-    spec_time = verify_time + draft_time
-    base_time = generated * plain.time(b)
-    output_tokens = b * generated
-    drafts_per_s = b * iterations / spec_time
-
-    def full(x: Any) -> FloatArray:
-        return np.broadcast_to(np.asarray(x, dtype=float), b.shape)
-
-    return Evaluation(
-        speedup=base_time / spec_time,
-        spec_tokens_per_s=output_tokens / spec_time,
-        base_tokens_per_s=output_tokens / base_time,
-        mean_acceptance_length=tokens_per_iteration,
-        per_position=per_position,
-        draft_share=draft_share(draft_time, spec_time),
-        arithmetic_ratio=arithmetic_ratio(iterations, g, verify.position_flops, draft.position_flops, generated),
-        expected_iterations=iterations,
-        verify_idle=verify.idle(b),
-        verify_bytes=verify.bytes(b),
-        verify_flops=verify.flops(b),
-        verify_memory_time=verify.memory_time(b),
-        verify_compute_time=verify.compute_time(b),
-        plain_compute_time=plain.compute_time(b),
-        plain_intensity=arithmetic_intensity(plain.flops(b), plain.bytes(b)),
-        draft_step_bytes=draft.bytes(b),
-        target_weight_bytes=full(tgt.weight_bytes),
-        draft_weight_bytes=dc.weight_bytes,
-        draft_weight_fraction=dc.weight_bytes / tgt.weight_bytes,
-        target_kv_bytes_per_token=full(tgt.kv_bytes_per_token),
-        draft_kv_bytes_per_token=dc.kv_bytes_per_token,
-        accepted_throughput=drafts_per_s * (tokens_per_iteration - 1.0),
-        drafted_throughput=drafts_per_s * g,
+    fused = PassCoefficients(dc.iteration_weight_bytes, 0.0, 0.0, dc.iteration_flops_per_sequence, 0.0, 0.0, 0.0, 0.0)
+    passes = Passes(
+        price_pass(tgt, n, positions, hw, c, eta),
+        price_pass(dc, n, 1, hw, c, eta),
+        price_pass(tgt, n, 1, hw, c, eta),
+        price_pass(fused, n, 1, hw, c, eta),
+    )
+    tokens_per_iteration = acc.expected_tokens_per_iteration(u)
+    timing = _timing(grid, passes, terms, survival, rows.ravel(), b, g, t, tokens_per_iteration, tgt)
+    # The readouts' verify pass checks gamma drafts (Q = gamma + 1); timing uses the mean Q.
+    verify = price_pass(tgt, n, g + 1, hw, c, eta)
+    flat = {
+        **_throughputs(timing, b, generated, tokens_per_iteration, positions),
+        "arithmetic_ratio": arithmetic_ratio(
+            timing.iterations, positions, g, verify.position_flops, passes.draft.position_flops, generated
+        ),
+        **_pass_readouts(verify, passes, b, tgt, dc),
+        "alpha": grid.alpha.ravel().astype(float),
+        "ngram_match_rate": match,
         **_capacity(tgt, dc, b, t, generated, hw.memory_capacity.value, c),
-        generated_tokens=generated,
+    }
+    out = {k: np.reshape(v, shape) for k, v in flat.items()}
+    return Evaluation(**out, per_position=per_position, generated_tokens=generated)
+
+
+def _throughputs(
+    timing: Timing, b: FloatArray, generated: int, tokens_per_iteration: FloatArray, positions: FloatArray
+) -> dict[str, Any]:
+    """Speedup, throughputs, draft share and vLLM's throughput counters (flat)."""
+    spec_time, base_time = timing.spec_seconds, timing.base_seconds
+    output_tokens = b * generated
+    drafts_per_s = b * timing.iterations / spec_time
+    return {
+        "speedup": base_time / spec_time,
+        "spec_tokens_per_s": output_tokens / spec_time,
+        "base_tokens_per_s": output_tokens / base_time,
+        "mean_acceptance_length": tokens_per_iteration,
+        "draft_share": draft_share(timing.draft_seconds, spec_time),
+        "expected_iterations": timing.iterations,
+        "accepted_throughput": drafts_per_s * (tokens_per_iteration - 1.0),
+        "drafted_throughput": drafts_per_s * (positions - 1),
+    }
+
+
+def _pass_readouts(
+    verify: PassPrice, passes: Passes, b: FloatArray, tgt: PassCoefficients[float], dc: PassCoefficients[FloatArray]
+) -> dict[str, Any]:
+    """The full-batch verify, plain and draft passes, and the models' weights and caches (flat)."""
+    return {
+        "verify_idle": verify.idle(b),
+        "verify_bytes": verify.bytes(b),
+        "verify_flops": verify.flops(b),
+        "verify_memory_time": verify.memory_time(b),
+        "verify_compute_time": verify.compute_time(b),
+        "plain_compute_time": passes.plain.compute_time(b),
+        "plain_intensity": arithmetic_intensity(passes.plain.flops(b), passes.plain.bytes(b)),
+        "draft_step_bytes": passes.draft.bytes(b),
+        "target_weight_bytes": np.full(b.shape, tgt.weight_bytes),
+        "draft_weight_bytes": dc.weight_bytes,
+        "draft_weight_fraction": dc.weight_bytes / tgt.weight_bytes,
+        "target_kv_bytes_per_token": np.full(b.shape, tgt.kv_bytes_per_token),
+        "draft_kv_bytes_per_token": dc.kv_bytes_per_token,
+    }
+
+
+def _timing(
+    grid: ScenarioGrid,
+    passes: Passes,
+    terms: EngineTerms,
+    survival: FloatArray,
+    rows: IntArray,
+    b: FloatArray,
+    g: FloatArray,
+    t: FloatArray,
+    tokens_per_iteration: FloatArray,
+    tgt: PassCoefficients[float],
+) -> Timing:
+    """Cohort timing where the batching is ``cohort``, steady where it is ``steady`` (flat)."""
+    generated = grid.generated_tokens
+    steady = grid.batching.ravel() == "steady"
+    out = {name: np.empty(b.shape) for name in ("spec_seconds", "base_seconds", "draft_seconds", "iterations")}
+    if steady.any():
+        part = _take(steady, passes, terms)
+        prefill = tgt.flops_per_position(t[steady] / 2)
+        done = steady_timing(
+            part[0],
+            part[1],
+            g[steady],
+            b[steady],
+            generated,
+            tokens_per_iteration[steady],
+            np.asarray(prefill, dtype=float),
+            t[steady] / generated,
+        )
+        for name in out:
+            out[name][steady] = getattr(done, name)
+    if (~steady).any():
+        cohort_rows = ~steady
+        iterations = cohort.expected_iterations(survival)[rows[cohort_rows]]
+        table, row = _cohort_table(survival, rows[cohort_rows], b[cohort_rows])
+        part = _take(cohort_rows, passes, terms)
+        done = cohort_timing(table, row, part[0], part[1], g[cohort_rows], b[cohort_rows], generated, iterations)
+        for name in out:
+            out[name][cohort_rows] = getattr(done, name)
+    return Timing(**out)
+
+
+def _take(mask: Any, passes: Passes, terms: EngineTerms) -> tuple[Passes, EngineTerms]:
+    """The passes and engine terms of the scenarios selected by ``mask`` (flat)."""
+
+    def part(x: Any) -> Any:
+        return x[mask] if np.ndim(x) else x
+
+    def price(pp: PassPrice) -> PassPrice:
+        return PassPrice(**{f: part(getattr(pp, f)) for f in pp.__dataclass_fields__})
+
+    return (
+        Passes(*(price(getattr(passes, f)) for f in ("verify", "draft", "plain", "fused"))),
+        EngineTerms(**{f: part(getattr(terms, f)) for f in terms.__dataclass_fields__}),
     )
 
 

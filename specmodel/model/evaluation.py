@@ -4,7 +4,7 @@ that summarise a scenario from its passes (draft share, arithmetic per output to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import overload
+from typing import Any
 
 from specmodel.model.types import BoolArray, FloatArray, Numeric
 
@@ -42,15 +42,13 @@ class Evaluation:
     fits: BoolArray  #: memory_required_bytes <= usable_memory_bytes (booleans)
     max_concurrency: FloatArray  #: most sequences that fit at this context, with the drafter
     max_concurrency_without_draft: FloatArray  #: the same for plain decoding (target alone)
+    alpha: (
+        FloatArray  #: the acceptance profile's alpha (solved from a mean acceptance length if given); NaN if measured
+    )
+    ngram_match_rate: FloatArray  #: share of iterations in which the drafter drafts (1 but for an n-gram lookup)
     generated_tokens: int  #: G, tokens each sequence generates
 
 
-@overload
-def draft_share(draft_seconds: FloatArray, iteration_seconds: Numeric) -> FloatArray: ...
-@overload
-def draft_share(draft_seconds: Numeric, iteration_seconds: FloatArray) -> FloatArray: ...
-@overload
-def draft_share(draft_seconds: float, iteration_seconds: float) -> float: ...
 def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:
     """Share of the wall clock spent in draft passes: ``t_draft / (t_draft + t_verify)``,
     both summed over the whole run.
@@ -61,38 +59,24 @@ def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:
     return draft_seconds / iteration_seconds
 
 
-@overload
 def arithmetic_ratio(
-    iterations: FloatArray,
-    gamma: Numeric,
-    target_flops_per_position: Numeric,
-    draft_flops_per_position: Numeric,
+    iterations: Any,
+    verify_positions: Any,
+    gamma: Any,
+    target_flops_per_position: Any,
+    draft_flops_per_position: Any,
     generated_tokens: int,
-) -> FloatArray: ...
-@overload
-def arithmetic_ratio(
-    iterations: float,
-    gamma: Numeric,
-    target_flops_per_position: Numeric,
-    draft_flops_per_position: Numeric,
-    generated_tokens: int,
-) -> Numeric: ...
-def arithmetic_ratio(
-    iterations: Numeric,
-    gamma: Numeric,
-    target_flops_per_position: Numeric,
-    draft_flops_per_position: Numeric,
-    generated_tokens: int,
-) -> Numeric:
+) -> Any:
     """FLOPs per output token, speculative over plain:
-    ``E[N] ((gamma + 1) f_t + gamma f_d) / (G f_t)``, where a sequence needs E[N] iterations
-    of one verify pass over gamma + 1 positions and gamma draft passes for its G tokens, and
-    plain decoding spends f_t per token. Compare Leviathan et al. 2023 (arXiv:2211.17192),
-    Theorem 3.11, which is the i.i.d., no-overshoot case.
+    ``E[N] (Q f_t + gamma f_d) / (G f_t)``, where a sequence needs E[N] iterations of one
+    verify pass over Q positions (gamma + 1; fewer on average for an n-gram lookup that does
+    not always find a match) and gamma draft passes for its G tokens, and plain decoding
+    spends f_t per token. Compare Leviathan et al. 2023 (arXiv:2211.17192), Theorem 3.11,
+    which is the i.i.d., no-overshoot case.
 
-    >>> float(arithmetic_ratio(iterations=64, gamma=4, target_flops_per_position=1.0,
+    >>> float(arithmetic_ratio(iterations=64, verify_positions=5, gamma=4, target_flops_per_position=1.0,
     ...                        draft_flops_per_position=0.0, generated_tokens=256))
     1.25
     """
-    spec = iterations * ((gamma + 1) * target_flops_per_position + gamma * draft_flops_per_position)
+    spec = iterations * (verify_positions * target_flops_per_position + gamma * draft_flops_per_position)
     return spec / (generated_tokens * target_flops_per_position)

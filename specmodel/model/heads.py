@@ -32,10 +32,12 @@ class Head(BaseModel):
     key: str
     name: str
     source: str = Field(min_length=1)
-    input_width: int = Field(ge=1)
+    input_width: int = Field(ge=0)  #: per-step input projection from input_width x D to D (0: none)
     input_norms: int = Field(ge=0)
     decoder_layers: int = Field(ge=1)
     draft_vocab_size: int = Field(ge=0)  #: 0: the target's LM head
+    fused_input_layers: int = Field(0, ge=0)  #: target layers merged by a projection once per iteration
+    attention_input_width: int = Field(1, ge=1)  #: the first layer's q, k, v read this many times D features
 
     @property
     def shares_lm_head(self) -> bool:
@@ -58,10 +60,34 @@ def draft_vocabulary(head: Head, target: Architecture) -> int:
     return target.vocab_size if head.shares_lm_head else head.draft_vocab_size
 
 
+def head_wide_attention_parameters(head: Head, target: Architecture) -> int:
+    """Extra q, k and v weights of a first layer that reads ``a`` times D features instead of
+    D: ``(a - 1) D (N + 2K) H`` (EAGLE-3: a = 2, vLLM's llama_eagle3.py).
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> head_wide_attention_parameters(head_catalog()["eagle3"], get_architecture("llama-3.1-8b"))
+    25165824
+    """
+    d, n, k, h = target.hidden_size, target.num_attention_heads, target.num_key_value_heads, target.head_dim
+    return (head.attention_input_width - 1) * d * (n + 2 * k) * h
+
+
+def head_fused_projection_parameters(head: Head, target: Architecture) -> int:
+    """The projection that merges ``f`` target layers' hidden states once per iteration,
+    ``f D x D`` (EAGLE-3: f = 3, arXiv:2503.01840 Sec. 3); 0 for heads without one.
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> head_fused_projection_parameters(head_catalog()["eagle3"], get_architecture("llama-3.1-8b"))
+    50331648
+    """
+    return head.fused_input_layers * target.hidden_size * target.hidden_size
+
+
 def head_own_parameters(head: Head, target: Architecture) -> int:
-    """Weights the head adds to the card: ``w D^2 + n_norm D + L_h P_layer + D`` plus its own
-    output matrix ``V_d D`` when it has a reduced vocabulary (EAGLE, arXiv:2401.15077, Sec. 4.1;
-    DeepSeek-V3, arXiv:2412.19437, Eq. 21).
+    """Weights the head adds to the card: ``w D^2 + f D^2 + n_norm D + L_h P_layer + P_wide + D``
+    plus its own output matrix ``V_d D`` when it has a reduced vocabulary (EAGLE,
+    arXiv:2401.15077, Sec. 4.1; DeepSeek-V3, arXiv:2412.19437, Eq. 21; EAGLE-3,
+    arXiv:2503.01840: the fused projection f D^2 and the wide first layer P_wide).
 
     >>> from specmodel.model.specs import get_architecture
     >>> head_own_parameters(head_catalog()["eagle"], get_architecture("qwen3-8b"))
@@ -70,8 +96,10 @@ def head_own_parameters(head: Head, target: Architecture) -> int:
     d = target.hidden_size
     own = (
         head.input_width * d * d
+        + head_fused_projection_parameters(head, target)
         + head.input_norms * d
         + head.decoder_layers * arch_.decoder_layer_parameters(target)
+        + head_wide_attention_parameters(head, target)
         + d
     )
     if not head.shares_lm_head:
@@ -80,8 +108,8 @@ def head_own_parameters(head: Head, target: Architecture) -> int:
 
 
 def head_parameters_read_per_step(head: Head, target: Architecture) -> int:
-    """Weights one draft step reads: the head's own plus the target's LM head ``V D`` if it
-    scores with that one.
+    """Weights one draft step reads: the head's own, but for a fused projection read once per
+    iteration, plus the target's LM head ``V D`` if it scores with that one.
 
     >>> from specmodel.model.specs import get_architecture
     >>> t = get_architecture("qwen3-8b")
@@ -89,7 +117,7 @@ def head_parameters_read_per_step(head: Head, target: Architecture) -> int:
     622329856
     """
     shared = arch_.lm_head_parameters(target) if head.shares_lm_head else 0
-    return head_own_parameters(head, target) + shared
+    return head_own_parameters(head, target) - head_fused_projection_parameters(head, target) + shared
 
 
 def lm_head_bytes_per_step(head: Head, target: Architecture) -> int:

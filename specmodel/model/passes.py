@@ -10,12 +10,12 @@ batch's bytes, FLOPs and times below are the same pass evaluated at a given B.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import overload
 
 import numpy as np
 
 from specmodel.model import roofline
 from specmodel.model.drafters import PassCoefficients
+from specmodel.model.engines import combined_time
 from specmodel.model.settings import Constants
 from specmodel.model.specs import Hardware
 from specmodel.model.types import FloatArray, Numeric
@@ -34,36 +34,20 @@ class PassPrice:
     memory_bandwidth: float  #: B/s, datasheet
     peak_flops: float  #: FLOP/s, datasheet
     memory_efficiency: float  #: ``MEMORY_EFFICIENCY``
-    compute_efficiency: float  #: ``COMPUTE_EFFICIENCY``
+    compute_efficiency: Numeric  #: ``COMPUTE_EFFICIENCY``, or the engine's own
 
-    @overload
-    def bytes(self, batch: FloatArray) -> FloatArray: ...
-    @overload
-    def bytes(self, batch: float) -> Numeric: ...
     def bytes(self, batch: Numeric) -> Numeric:
         """``W + B n kv`` (:func:`specmodel.model.roofline.pass_bytes`)."""
         return roofline.pass_bytes(self.weight_bytes, self.kv_bytes_per_token, batch, self.kv_length)
 
-    @overload
-    def flops(self, batch: FloatArray) -> FloatArray: ...
-    @overload
-    def flops(self, batch: float) -> Numeric: ...
     def flops(self, batch: Numeric) -> Numeric:
         """``Q (B f)`` (:func:`specmodel.model.roofline.pass_flops`)."""
         return roofline.pass_flops(self.position_flops, batch, self.positions)
 
-    @overload
-    def memory_time(self, batch: FloatArray) -> FloatArray: ...
-    @overload
-    def memory_time(self, batch: float) -> Numeric: ...
     def memory_time(self, batch: Numeric) -> Numeric:
         """Seconds to move the pass's bytes."""
         return roofline.memory_time(self.bytes(batch), self.memory_bandwidth, self.memory_efficiency)
 
-    @overload
-    def compute_time(self, batch: FloatArray) -> FloatArray: ...
-    @overload
-    def compute_time(self, batch: float) -> Numeric: ...
     def compute_time(self, batch: Numeric) -> Numeric:
         """Seconds of the pass's arithmetic."""
         return roofline.compute_time(self.flops(batch), self.peak_flops, self.compute_efficiency)
@@ -75,6 +59,14 @@ class PassPrice:
     def idle(self, batch: Numeric) -> FloatArray:
         """Share of the pass the tensor cores sit idle (:func:`specmodel.model.roofline.idle_share`)."""
         return roofline.idle_share(self.memory_time(batch), self.compute_time(batch))
+
+    def engine_time(self, batch: Numeric, overlap: Numeric, extra_flops: Numeric = 0.0) -> FloatArray:
+        """The pass's time in an engine whose memory and arithmetic overlap with exponent p =
+        ``overlap`` (:func:`specmodel.model.engines.combined_time`), with ``extra_flops``
+        of other work folded into the same pass (prefill chunks under continuous batching)."""
+        flops = self.flops(batch) + extra_flops
+        compute = roofline.compute_time(flops, self.peak_flops, self.compute_efficiency)
+        return np.asarray(combined_time(self.memory_time(batch), compute, overlap), dtype=float)
 
     def cohort_terms(self) -> tuple[Numeric, Numeric, Numeric]:
         """``(m0, m1, c1)``: the weights' memory time, one sequence's cache memory time and one
@@ -94,9 +86,11 @@ def price_pass(
     positions: Numeric,
     hardware: Hardware,
     constants: Constants,
+    compute_efficiency: Numeric | None = None,
 ) -> PassPrice:
     """The pass of a model with ``coefficients`` (fields may be arrays) at KV length n with
-    Q ``positions`` per sequence, on ``hardware`` at the constants' efficiencies."""
+    Q ``positions`` per sequence, on ``hardware`` at the constants' efficiencies (or at an
+    engine's own ``compute_efficiency``)."""
     return PassPrice(
         weight_bytes=coefficients.weight_bytes,
         kv_bytes_per_token=coefficients.kv_bytes_per_token,
@@ -106,7 +100,7 @@ def price_pass(
         memory_bandwidth=hardware.memory_bandwidth.value,
         peak_flops=hardware.peak_flops.value,
         memory_efficiency=constants.MEMORY_EFFICIENCY,
-        compute_efficiency=constants.COMPUTE_EFFICIENCY,
+        compute_efficiency=constants.COMPUTE_EFFICIENCY if compute_efficiency is None else compute_efficiency,
     )
 
 

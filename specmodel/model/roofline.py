@@ -7,8 +7,6 @@ Notation: B sequences in the batch, Q query positions per sequence, n KV length.
 
 from __future__ import annotations
 
-from typing import overload
-
 import numpy as np
 
 from specmodel.model.types import FloatArray, Numeric
@@ -27,12 +25,6 @@ def flops_per_position(
     return dense_flops_per_position + attention_flops_per_token * kv_length
 
 
-@overload
-def pass_bytes(
-    weight_bytes: Numeric, kv_bytes_per_token: Numeric, batch: FloatArray, kv_length: Numeric
-) -> FloatArray: ...
-@overload
-def pass_bytes(weight_bytes: Numeric, kv_bytes_per_token: Numeric, batch: float, kv_length: Numeric) -> Numeric: ...
 def pass_bytes(weight_bytes: Numeric, kv_bytes_per_token: Numeric, batch: Numeric, kv_length: Numeric) -> Numeric:
     """Bytes one pass moves: ``W + B n kv``.
 
@@ -46,10 +38,6 @@ def pass_bytes(weight_bytes: Numeric, kv_bytes_per_token: Numeric, batch: Numeri
     return weight_bytes + batch * kv_length * kv_bytes_per_token
 
 
-@overload
-def pass_flops(position_flops: Numeric, batch: FloatArray, positions: Numeric) -> FloatArray: ...
-@overload
-def pass_flops(position_flops: Numeric, batch: float, positions: Numeric) -> Numeric: ...
 def pass_flops(position_flops: Numeric, batch: Numeric, positions: Numeric) -> Numeric:
     """FLOPs of one pass: ``Q (B f)``, with f = :func:`flops_per_position`.
 
@@ -59,11 +47,7 @@ def pass_flops(position_flops: Numeric, batch: Numeric, positions: Numeric) -> N
     return positions * (batch * position_flops)
 
 
-@overload
-def memory_time(bytes_moved: FloatArray, memory_bandwidth: float, memory_efficiency: float) -> FloatArray: ...
-@overload
-def memory_time(bytes_moved: float, memory_bandwidth: float, memory_efficiency: float) -> float: ...
-def memory_time(bytes_moved: Numeric, memory_bandwidth: float, memory_efficiency: float) -> Numeric:
+def memory_time(bytes_moved: Numeric, memory_bandwidth: float, memory_efficiency: Numeric) -> Numeric:
     """Seconds to move ``bytes_moved`` at the achievable bandwidth ``eta_mem x BW``
     (``MEMORY_EFFICIENCY`` x the datasheet's B/s).
 
@@ -73,11 +57,7 @@ def memory_time(bytes_moved: Numeric, memory_bandwidth: float, memory_efficiency
     return bytes_moved / (memory_efficiency * memory_bandwidth)
 
 
-@overload
-def compute_time(flops: FloatArray, peak_flops: float, compute_efficiency: float) -> FloatArray: ...
-@overload
-def compute_time(flops: float, peak_flops: float, compute_efficiency: float) -> float: ...
-def compute_time(flops: Numeric, peak_flops: float, compute_efficiency: float) -> Numeric:
+def compute_time(flops: Numeric, peak_flops: float, compute_efficiency: Numeric) -> Numeric:
     """Seconds to do ``flops`` at the achievable rate ``eta_flop x peak``
     (``COMPUTE_EFFICIENCY`` x the datasheet's dense FLOP/s).
 
@@ -106,12 +86,6 @@ def idle_share(memory_seconds: Numeric, compute_seconds: Numeric) -> FloatArray:
     return 1.0 - compute_seconds / pass_time(memory_seconds, compute_seconds)
 
 
-@overload
-def arithmetic_intensity(flops: FloatArray, bytes_moved: Numeric) -> FloatArray: ...
-@overload
-def arithmetic_intensity(flops: Numeric, bytes_moved: FloatArray) -> FloatArray: ...
-@overload
-def arithmetic_intensity(flops: float, bytes_moved: float) -> float: ...
 def arithmetic_intensity(flops: Numeric, bytes_moved: Numeric) -> Numeric:
     """FLOPs per byte a pass does, ``FLOPs / bytes`` (the roofline's x axis).
 

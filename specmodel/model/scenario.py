@@ -21,24 +21,30 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from specmodel.errors import SpecModelError
+from specmodel.model.acceptance import alpha_for_mean_acceptance_length
 from specmodel.model.drafters import check_drafter
+from specmodel.model.engines import BATCHINGS
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.types import FloatArray, IntArray, StrArray
 from specmodel.model.validation import (
     MAX_CONCURRENCY,
     MAX_GAMMA,
+    _as_numbers,
     check_choice,
     check_integer,
     check_open_unit,
     check_per_position,
+    map_names,
 )
 
 #: Acceptance profiles, in the order the article presents them.
 PROFILES = ("falling", "same")
 
 #: The scenario axes a grid sweeps, in the order of a sweep's columns.
-AXES = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha")
+AXES = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "engine")
+#: The engines a grid compares: the article's roofline and the fitted vLLM profile.
+ENGINES = ("ideal", "vllm")
 
 #: Values of each axis. ``drafter`` is not listed: it depends on the target (every drafter
 #: that can serve it for the grid, the site's drafters for the simulator).
@@ -53,6 +59,7 @@ GRID_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
     "gamma": GAMMAS,
     "acceptance": PROFILES,
     "alpha": ALPHAS,
+    "engine": ENGINES,
 }
 #: The simulator's controls: as the grid, over fewer contexts (the data stays under 1 MB).
 SIMULATOR_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
@@ -64,8 +71,13 @@ SIMULATOR_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
 class Scenario(BaseModel):
     """One scenario, validated. ``None`` fields take the settings' values when evaluated:
     ``generated_tokens`` from ``GENERATED_TOKENS``, ``drafter`` (the deployment's draft
-    model), ``hardware`` and ``target`` from the deployment. With ``per_position`` given,
-    gamma is its length and ``acceptance`` and ``alpha`` are not used.
+    model), ``hardware`` and ``target`` from the deployment; ``batching`` from the engine's
+    profile (``ideal``: ``cohort``; a real engine: ``steady``).
+
+    The acceptance is given one of three ways: a profile (``acceptance``) and its ``alpha``;
+    the measured unconditional ``per_position`` acceptance u_1..u_m (gamma is m unless
+    ``gamma`` asks for fewer positions); or a measured ``mean_acceptance_length`` M, turned
+    into the ``same`` profile's alpha that gives M at this gamma.
 
     >>> Scenario().concurrency, Scenario(concurrency=64).gamma
     (1, 4)
@@ -80,6 +92,9 @@ class Scenario(BaseModel):
     acceptance: Literal["falling", "same"] = "falling"
     alpha: float = Field(0.75, gt=0, lt=1)
     per_position: tuple[float, ...] | None = None
+    mean_acceptance_length: float | None = Field(None, gt=1)
+    engine: str = "ideal"
+    batching: Literal["cohort", "steady"] | None = None
     hardware: str | None = None
     target: str | None = None
 
@@ -122,12 +137,14 @@ class ScenarioGrid:
     context: IntArray
     gamma: IntArray
     drafter: StrArray
-    acceptance: StrArray | None  #: the profile; None when the acceptance was measured
-    alpha: FloatArray | None  #: None when the acceptance was measured
+    acceptance: StrArray  #: the profile, or "measured" where per_position was given
+    alpha: FloatArray  #: the profile's alpha (from M where a mean acceptance length was given); NaN if measured
     measured_per_position: FloatArray | None  #: u_1..u_gamma as given, positions on the last axis
     generated_tokens: int
     hardware: str
     target: str
+    engine: StrArray  #: engine profile names (:mod:`specmodel.model.engines`)
+    batching: StrArray  #: ``cohort`` or ``steady``
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -144,26 +161,56 @@ class ScenarioGrid:
             raise SpecModelError(
                 f"unknown scenario field(s) {', '.join(sorted(unknown))}; fields are {', '.join(DEFAULTS)}"
             )
-        given = {k: DEFAULTS[k] if v is None and k not in _DEPLOYMENT else v for k, v in fields.items()}
+        given = {k: v for k, v in fields.items() if v is not None or k in _DEPLOYMENT}
         value = {**DEFAULTS, **given}
         b = check_integer("concurrency", value["concurrency"], 1, MAX_CONCURRENCY)
         t = check_integer("context", value["context"], 0)
         hardware, target, generated = _deployment(settings, value)
         _check_context(t, generated, target)
-        measured = value["per_position"]
-        if measured is not None:
-            u = check_per_position(measured)
-            d = _drafters(value["drafter"], settings, target)
-            b, t, d, _ = np.broadcast_arrays(b, t, d, np.empty(u.shape[:-1]))
-            u = np.broadcast_to(u, b.shape + u.shape[-1:])
-            g = np.full(b.shape, u.shape[-1], dtype=np.int64)
-            return cls(b, t, g, d, None, None, u, generated, hardware, target)
-        g = check_integer("gamma", value["gamma"], 1, MAX_GAMMA)
-        a = check_open_unit("alpha", value["alpha"])
+        g, p, a, u = _acceptance(value, given)
         d = _drafters(value["drafter"], settings, target)
-        p = check_choice("acceptance", value["acceptance"], PROFILES)
-        b, t, g, a, d, p = np.broadcast_arrays(b, t, g, a, d, p)
-        return cls(b, t, g, d, p, a, None, generated, hardware, target)
+        e = check_choice("engine", value["engine"], tuple(settings.engines))
+        batching = value["batching"]
+        if batching is None:
+            batching = map_names(e, lambda name: settings.engines[name].batching, object)
+        n = check_choice("batching", batching, BATCHINGS)
+        lead = np.empty(u.shape[:-1]) if u is not None else np.empty(())
+        b, t, g, a, d, p, e, n, _ = np.broadcast_arrays(b, t, g, a, d, p, e, n, lead)
+        if u is not None:
+            u = np.broadcast_to(u, b.shape + u.shape[-1:])
+        return cls(b, t, g, d, p, a, u, generated, hardware, target, e, n)
+
+
+def _acceptance(value: dict[str, Any], given: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """(gamma, profile, alpha, measured per-position or None) from whichever way the
+    acceptance was given (see :class:`Scenario`)."""
+    ways = [k for k in ("per_position", "mean_acceptance_length") if k in given]
+    if len(ways) > 1 or (ways and ({"alpha", "acceptance"} & set(given))):
+        raise SpecModelError(
+            "give the acceptance one way: acceptance and alpha, per_position, or mean_acceptance_length"
+        )
+    if "per_position" in given:
+        u = check_per_position(given["per_position"])
+        g = u.shape[-1]
+        if "gamma" in given:
+            g = int(check_integer("gamma", given["gamma"], 1, u.shape[-1]))
+            u = u[..., :g]
+        return np.int64(g), np.array("measured"), np.array(np.nan), u
+    g = check_integer("gamma", value["gamma"], 1, MAX_GAMMA)
+    if "mean_acceptance_length" in given:
+        m = _as_numbers("mean_acceptance_length", given["mean_acceptance_length"])
+        bad = (m <= 1) | (m >= g + 1)
+        if bad.any():
+            top = int(
+                np.broadcast_to(g, np.broadcast(m, g).shape)[np.broadcast_to(bad, np.broadcast(m, g).shape)].flat[0]
+            )
+            raise SpecModelError(
+                f"mean_acceptance_length {float(m[bad].flat[0]) if m.ndim else float(m)!r} is not "
+                f"allowed at gamma {top}; it must lie strictly between 1 and gamma + 1 = {top + 1}"
+            )
+        return g, np.array("same"), alpha_for_mean_acceptance_length(m, g), None
+    a = check_open_unit("alpha", value["alpha"])
+    return g, check_choice("acceptance", value["acceptance"], PROFILES), a, None
 
 
 _DEPLOYMENT = ("drafter", "hardware", "target", "generated_tokens")

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from specmodel.errors import SpecModelError
 from specmodel.model import constants as declared
 from specmodel.model.drafters import check_drafter
+from specmodel.model.engines import EngineProfile, engine_catalog
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.safe_input import load_yaml_text, read_limited_text
 
@@ -69,11 +70,23 @@ class Deployment(BaseModel):
 
 
 class Settings(BaseModel):
-    """Constants and deployment together: what a ``--config`` file holds."""
+    """Constants, deployment and engine profiles together (a ``--config`` file may set the
+    first two; the engine profiles are ``data/engines.toml``'s unless a fit replaces one)."""
 
     model_config = _STRICT
     constants: Constants = Field(default_factory=Constants)
     deployment: Deployment = Field(default_factory=Deployment)
+    engines: dict[str, EngineProfile] = Field(default_factory=lambda: dict(engine_catalog()))
+
+    def engine(self, name: str) -> EngineProfile:
+        """The engine profile called ``name``; an unknown name lists the known ones."""
+        if not isinstance(name, str) or name not in self.engines:
+            raise SpecModelError(f"unknown engine {name!r}; allowed: {', '.join(self.engines)}")
+        return self.engines[name]
+
+    def with_engine(self, profile: EngineProfile) -> Settings:
+        """These settings with ``profile`` in place of the engine of the same key."""
+        return self.model_copy(update={"engines": {**self.engines, profile.key: profile}})
 
 
 #: Settings are frozen (immutable), so one default instance can be shared.

@@ -3,7 +3,8 @@ names the offending value and says what is allowed."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 import numpy as np
 
@@ -89,3 +90,15 @@ def check_per_position(per_position: object) -> np.ndarray:
 
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def map_names(names: np.ndarray, value_of: Callable[[str], Any], dtype: Any = float) -> np.ndarray:
+    """``value_of(name)`` for every element of an array of names, each distinct name looked up
+    once (a grid repeats a handful of names hundreds of thousands of times).
+
+    >>> map_names(np.array(["a", "b", "a"]), {"a": 1.0, "b": 2.0}.get).tolist()
+    [1.0, 2.0, 1.0]
+    """
+    distinct, index = np.unique(np.asarray(names).ravel(), return_inverse=True)
+    values = np.array([value_of(str(n)) for n in distinct], dtype=dtype)
+    return values[index].reshape(np.shape(names))

@@ -24,6 +24,7 @@ def advice_dict(advice: Advice, measured: dict | None = None) -> dict:
         "context": advice.context,
         "hardware": advice.hardware,
         "target": advice.target,
+        "engine": advice.engine,
     }
     if advice.zero_cost_speedup is not None:
         out["zero_cost_speedup"] = {str(g): z for g, z in enumerate(advice.zero_cost_speedup, 1)}
@@ -37,7 +38,8 @@ def format_advice(advice: Advice, measured: dict | None = None) -> str:
     (:func:`specmodel.vllm.metrics.counters_summary`), if any."""
     lines = [
         f"Deployment: {advice.deployment.description}, gamma {advice.deployed_gamma}, "
-        f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on {advice.hardware}"
+        f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on {advice.hardware}, "
+        f"engine {advice.engine}"
     ]
     if advice.deployment.note:
         lines.append(f"Note: {advice.deployment.note}")

@@ -76,6 +76,7 @@ class Advice:
     context: int
     hardware: str
     target: str
+    engine: str  #: the engine profile that priced the passes
     speedup: tuple[float, ...]  #: s_g for g = 1..m with the deployment's drafter
     zero_cost_speedup: tuple[float, ...] | None  #: z_g, if the drafter has a cost
     recommended_gamma: int  #: 0: no speculation
@@ -108,18 +109,16 @@ def predicted_speedups(
     hardware: str | None = None,
     target: str | None = None,
     settings: Settings | None = None,
+    engine: str = "vllm",
 ) -> np.ndarray:
-    """``s_g`` for g = 1..m: the model's speedup over plain decoding when the first g measured
-    positions are drafted (:func:`specmodel.evaluate_per_position`)."""
+    """``s_g`` for g = 1..m: the model's speedup over plain decoding under ``engine`` when the
+    first g measured positions are drafted (:func:`specmodel.evaluate_per_position`)."""
     u = np.asarray(per_position, dtype=float)
-    return np.array(
-        [
-            float(
-                evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target, settings=settings).speedup
-            )
-            for g in range(1, u.shape[-1] + 1)
-        ]
-    )
+    return np.array([
+        float(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target, settings=settings,
+                                    engine=engine).speedup)
+        for g in range(1, u.shape[-1] + 1)
+    ])  # fmt: skip
 
 
 def best_gamma(speedups: npt.ArrayLike) -> int:
@@ -152,10 +151,12 @@ def advise(
     hardware: str | None = None,
     target: str | None = None,
     settings: Settings | None = None,
+    engine: str = "vllm",
 ) -> Advice:
     """Apply the module's rule to measured per-position acceptance.
 
-    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=deployment_from_drafter("qwen3-0.6b"))
+    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=deployment_from_drafter("qwen3-0.6b"),
+    ...            engine="ideal")
     >>> a.recommended_gamma, a.verdict
     (3, 'lower-gamma')
     """
@@ -172,10 +173,10 @@ def advise(
         raise SpecModelError(
             f"num_speculative_tokens {deployed} in --speculative-config, but the metrics have {u.size} draft positions"
         )
-    s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target, settings)
+    s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target, settings, engine)
     z = None
     if drafter_kind(deployment.drafter) != "ngram":
-        z = predicted_speedups(u, concurrency, context, ZERO_COST_DRAFTER, hardware, target, settings)
+        z = predicted_speedups(u, concurrency, context, ZERO_COST_DRAFTER, hardware, target, settings, engine)
     verdict, gamma, drafter = _verdict(s, z, deployed, deployment.drafter)
     reason = _reason(verdict, s, z, deployed, gamma, deployment.drafter, int(concurrency), conditional_acceptance(u))
     return Advice(
@@ -187,6 +188,7 @@ def advise(
         context=int(context),
         hardware=hardware,
         target=target,
+        engine=engine,
         speedup=tuple(float(x) for x in s),
         zero_cost_speedup=None if z is None else tuple(float(x) for x in z),
         recommended_gamma=gamma,

@@ -16,7 +16,7 @@ ZERO_COST_DRAFTER = "ngram"
 #: vLLM speculative methods that look drafts up in the text, with no model: costed as ngram.
 _LOOKUP_METHODS = ("ngram", "ngram_gpu", "suffix")
 #: vLLM head methods the model costs from their structure, and the head that stands for each.
-_HEADS = {"eagle": "eagle", "eagle3": "eagle-32k", "mtp": "mtp"}
+_HEADS = {"eagle": "eagle", "eagle3": "eagle3", "mtp": "mtp"}
 #: Other vLLM methods with a small head on the target's hidden states: costed as zero-cost.
 _OTHER_HEAD_METHODS = ("medusa", "mlp_speculator", "dflash")
 _SUPPORTED = (

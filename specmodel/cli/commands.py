@@ -1,0 +1,158 @@
+"""The commands: ``point``, ``sweep``, ``calibrate`` and ``advise``. Each takes the parsed
+options and the settings resolved once by :func:`specmodel.cli.main`, and returns its text."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from specmodel.cli.options import scenario_fields
+from specmodel.errors import SpecModelError
+from specmodel.formatting import plain
+from specmodel.model.evaluate import evaluate, scenario_grid
+from specmodel.model.scenario import DEFAULTS
+from specmodel.model.settings import Settings
+from specmodel.readouts import READOUTS, point_readouts
+from specmodel.safe_input import excerpt
+
+SWEEP_FORMATS = (".csv", ".parquet")
+
+
+def format_table(values: dict[str, Any]) -> str:
+    """The point readouts as an aligned two-column table."""
+    rows = [(r.label, r.format(values[r.key])) for r in READOUTS]
+    rows.append(("Per-position acceptance", ", ".join(f"{x:.3f}" for x in values["per_position"])))
+    if values["ngram_match_rate"] < 1:
+        rows.append(("Iterations with an n-gram match", f"{values['ngram_match_rate']:.0%}"))
+    rows.append(("Fits on the card", "yes" if values["fits"] else "no"))
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}}  {text}" for label, text in rows)
+
+
+def _acceptance_text(fields: dict[str, Any], values: dict[str, Any]) -> str:
+    """How the acceptance was given, and the alpha the model used."""
+    if "per_position" in fields:
+        return "measured per-position acceptance"
+    if "mean_acceptance_length" in fields:
+        return (
+            f"mean acceptance length {plain(fields['mean_acceptance_length'])}: same acceptance at every "
+            f"position, alpha {values['alpha']:.4f}"
+        )
+    return f"{fields.get('acceptance', DEFAULTS['acceptance'])} acceptance, alpha {values['alpha']:g}"
+
+
+def run_point(args: argparse.Namespace, settings: Settings) -> str:
+    fields = scenario_fields(args)
+    grid = scenario_grid(settings=settings, **fields)
+    values = point_readouts(evaluate(grid, settings=settings))
+    values.update(
+        engine=str(grid.engine.reshape(-1)[0]),
+        batching=str(grid.batching.reshape(-1)[0]),
+        gamma=int(grid.gamma.reshape(-1)[0]),
+        generated_tokens=grid.generated_tokens,
+    )
+    if args.json:
+        return json.dumps(values, allow_nan=False)
+    head = (
+        f"{args.concurrency} sequence(s), context {args.context}, {values['generated_tokens']} generated tokens, "
+        f"gamma {values['gamma']}, drafter {args.drafter}, {_acceptance_text(fields, values)}, {args.target} "
+        f"on {args.hardware}, engine {values['engine']} ({values['batching']} batching)"
+    )
+    return head + "\n" + format_table(values)
+
+
+def write_atomically(frame: Any, out: Path) -> None:
+    """Write ``frame`` to ``out`` (CSV or Parquet by extension) via a temporary file in the
+    same folder, renamed into place only once complete; the temporary file is removed on
+    any failure, Ctrl-C or SIGTERM."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    os.close(fd)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        if out.suffix == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp, index=False)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, out)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def check_sweep_output(out: Path) -> None:
+    """Refuse an output path before computing anything: a known extension, an existing
+    folder that we may write in, and no folder at the path itself."""
+    if out.suffix not in SWEEP_FORMATS:
+        raise SpecModelError(f"--out {excerpt(str(out))} has an unknown extension; allowed: {', '.join(SWEEP_FORMATS)}")
+    if out.is_dir():
+        raise SpecModelError(f"--out {excerpt(str(out))} is a folder; give a file name ending in .csv or .parquet")
+    parent = out.parent
+    if not parent.is_dir():
+        raise SpecModelError(f"--out {excerpt(str(out))}: folder {excerpt(str(parent))} does not exist")
+    if not os.access(parent, os.W_OK) or str(parent.resolve()).startswith(("/proc", "/sys", "/dev")):
+        raise SpecModelError(f"--out {excerpt(str(out))}: cannot write in folder {excerpt(str(parent))}")
+
+
+def run_sweep(args: argparse.Namespace, settings: Settings) -> str:
+    from specmodel.grid import sweep  # pandas is only needed here
+
+    out: Path = args.out
+    check_sweep_output(out)
+    fields = {k: v for k, v in scenario_fields(args).items() if k not in ("concurrency", "context")}
+    frame = sweep(settings=settings, **fields)
+    try:
+        write_atomically(frame, out)
+    except OSError as exc:
+        raise SpecModelError(f"--out {excerpt(str(out))}: cannot write: {exc.strerror or exc}") from None
+    return f"wrote {len(frame):,} scenarios to {out}"
+
+
+def run_calibrate(args: argparse.Namespace, settings: Settings) -> str:
+    from specmodel.calibration import compare, load_table, markdown_table
+
+    compared = compare(load_table(args.table), settings)
+    if args.markdown:
+        return markdown_table(compared)
+    columns = ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "metric", "value", "model",
+               "relative_error", "within"]  # fmt: skip
+    return str(compared[columns].to_string(index=False))
+
+
+def run_advise(args: argparse.Namespace, settings: Settings) -> str:
+    from specmodel.vllm import advice_text, advise, speculative_config
+    from specmodel.vllm.logs import load_log
+    from specmodel.vllm.metrics import counters_summary, per_position_rate
+    from specmodel.vllm.prometheus import load_exposition
+
+    if args.speculative_config is not None:
+        deployment = speculative_config.deployment_from_speculative_config(args.speculative_config)
+    else:
+        deployment = speculative_config.deployment_from_drafter(args.drafter, args.target)
+    counters = load_log(args.log, "--log") if args.log is not None else load_exposition(args.metrics, "--metrics")
+    advice = advise.advise(
+        per_position_rate(counters),
+        args.concurrency,
+        args.context,
+        deployment,
+        args.hardware,
+        args.target,
+        settings,
+        engine=args.engine,
+    )
+    measured = counters_summary(counters)
+    if args.json:
+        return json.dumps(advice_text.advice_dict(advice, measured), allow_nan=False)
+    return advice_text.format_advice(advice, measured)

@@ -1,0 +1,133 @@
+"""Public measurements of real servers, and the model's prediction of each under an engine.
+
+A measurement file (``tests/data/measurements.csv``, a copy of the brief's) has one row per
+measured speedup: where it comes from, the deployment (hardware, target, vLLM's method and
+``num_speculative_tokens``), the workload (concurrency, prompt and output tokens), the
+acceptance measured in the run (per position, or only the mean acceptance length) and the
+speedup. :func:`predict` evaluates every row with that acceptance given to the model.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from specmodel.errors import SpecModelError
+from specmodel.model.evaluate import evaluate
+from specmodel.model.settings import Settings
+from specmodel.model.types import FloatArray
+from specmodel.safe_input import excerpt, read_limited_text
+
+
+class Measurement(BaseModel):
+    """One measured speedup of a real server, with its source."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    source: str = Field(min_length=1)
+    engine: str
+    hardware: str
+    target: str
+    method: str
+    batch: int = Field(ge=1)
+    prompt_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=1)
+    num_speculative_tokens: int = Field(ge=1)
+    mean_acceptance_length: float = Field(gt=1)
+    per_position_acceptance: tuple[float, ...] | None = None
+    measured_speedup: float = Field(gt=0)
+    speedup_definition: str
+    notes: str = ""
+
+    @field_validator("per_position_acceptance", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        """``0.675;0.437;0.279`` as a tuple; an empty cell as None."""
+        if isinstance(value, str):
+            return tuple(float(x) for x in value.split(";")) if value.strip() else None
+        return value
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _key(cls, value: Any) -> Any:
+        """``llama-3-70b (Meta-Llama-3-70B-Instruct)``: the catalogue key before the note."""
+        return value.split(" (")[0].strip() if isinstance(value, str) else value
+
+    @property
+    def source_url(self) -> str | None:
+        """A link to the source: the GitHub issue or the arXiv paper it names."""
+        issue = re.search(r"([\w.-]+/[\w.-]+) issue #(\d+)", self.source)
+        if issue:
+            return f"https://github.com/{issue.group(1)}/issues/{issue.group(2)}"
+        paper = re.search(r"arXiv:(\d{4}\.\d{4,5})", self.source)
+        return f"https://arxiv.org/abs/{paper.group(1)}" if paper else None
+
+    def scenario(self) -> dict[str, Any]:
+        """The scenario this row measured, as :func:`specmodel.evaluate` takes it, with the
+        measured acceptance (per position where published, else the mean acceptance length)."""
+        fields: dict[str, Any] = {
+            "concurrency": self.batch, "context": self.prompt_tokens, "generated_tokens": self.output_tokens,
+            "drafter": self.method, "hardware": self.hardware, "target": self.target,
+        }  # fmt: skip
+        if self.per_position_acceptance is not None:
+            fields["per_position"] = self.per_position_acceptance
+        else:
+            fields["mean_acceptance_length"] = self.mean_acceptance_length
+            fields["gamma"] = self.num_speculative_tokens
+        return fields
+
+
+def load_measurements(path: Path) -> list[Measurement]:
+    """Every row of a measurement CSV, validated; a bad file is one line naming the row."""
+    where = f"measurements {excerpt(str(path), 200)}"
+    reader = csv.DictReader(io.StringIO(read_limited_text(path, where)))
+    rows = []
+    for number, record in enumerate(reader, start=2):
+        try:
+            rows.append(Measurement.model_validate(record))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise SpecModelError(f"{where} line {number}: {field} {excerpt(err.get('input'))}: {err['msg']}") from None
+    if not rows:
+        raise SpecModelError(f"{where} has no rows")
+    return rows
+
+
+def predict(rows: list[Measurement], engine: str, settings: Settings | None = None) -> FloatArray:
+    """The model's speedup for each row under ``engine`` (its own default batching), with the
+    acceptance the row measured. Rows that share a deployment, an output length and a way of
+    giving the acceptance are evaluated as one grid."""
+    settings = settings or Settings()
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, row in enumerate(rows):
+        fields = row.scenario()
+        key = (fields["generated_tokens"], fields["target"], fields["hardware"], "per_position" in fields,
+               len(fields.get("per_position", ())))  # fmt: skip
+        groups.setdefault(key, []).append(i)
+    out = np.empty(len(rows))
+    for members in groups.values():
+        scenarios = [rows[i].scenario() for i in members]
+        grid = {k: np.array([sc[k] for sc in scenarios]) for k in scenarios[0]}
+        for scalar in ("generated_tokens", "target", "hardware"):
+            grid[scalar] = scenarios[0][scalar]
+        out[members] = evaluate(**grid, engine=engine, settings=settings).speedup
+    return out
+
+
+def relative_errors(predicted: FloatArray, rows: list[Measurement]) -> FloatArray:
+    """``predicted / measured - 1`` per row."""
+    measured = np.array([row.measured_speedup for row in rows])
+    return np.asarray(predicted, dtype=float) / measured - 1.0
+
+
+def error_summary(errors: FloatArray) -> dict[str, float]:
+    """Median, 90th percentile and worst absolute relative error."""
+    magnitude = np.abs(np.asarray(errors, dtype=float))
+    return {"median": float(np.median(magnitude)), "p90": float(np.quantile(magnitude, 0.9)),
+            "max": float(magnitude.max())}  # fmt: skip

@@ -1,0 +1,148 @@
+"""Serving engines: what a real engine adds to the roofline of a pass, as profiles in
+``data/engines.toml``.
+
+``ideal`` is the article's model: a pass takes ``max(t_mem, t_flop)`` and nothing else. A
+real engine (``vllm``) adds, with few constants each with a physical meaning:
+
+* a fixed time per forward pass (kernel launches, CPU scheduling, sampling), by kind of
+  pass: the target's, a draft model's, a draft head's step; the CPU time of an n-gram lookup
+  per sequence; and a fixed time per speculative iteration;
+* a smooth rule for memory and arithmetic in one pass, ``(t_mem^p + t_flop^p)^(1/p)``
+  (:func:`combined_time`): the two overlap imperfectly, so a pass slows down as its
+  arithmetic grows long before it is compute-bound (``p = inf`` is the roofline's max);
+* its own achievable share of peak FLOP/s;
+* the n-gram lookup's match rate: vLLM drafts only when the lookup finds a match, and a pass
+  with nothing to verify is a plain step (:func:`ngram_match_rate`).
+
+The constants of ``vllm`` are fitted by least squares to public measurements
+(``tools/fit_engine.py``); the profile records the fit's provenance.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from specmodel.errors import SpecModelError
+from specmodel.model.types import Numeric
+
+#: How B sequences run: a cohort that starts together and drains, or a steady batch.
+BATCHINGS = ("cohort", "steady")
+
+
+class FitProvenance(BaseModel):
+    """Where a profile's fitted constants come from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    measurements: str  #: the file the constants were fitted to
+    measurements_sha256: str
+    rows: int = Field(ge=1)
+    fitted_on: str  #: date of the fit, YYYY-MM-DD
+    method: str
+    median_abs_error: float
+    p90_abs_error: float
+    max_abs_error: float
+    anchor: str  #: an absolute time the fit also matches, with its source
+    residuals: tuple[float, ...]  #: predicted / measured - 1, row by row, in file order
+
+
+class EngineProfile(BaseModel):
+    """One engine's profile (``data/engines.toml``; SI units, seconds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key: str
+    name: str
+    description: str
+    batching: Literal["cohort", "steady"]
+    target_pass_s: float = Field(ge=0)
+    sequence_pass_s: float = Field(0.0, ge=0)  #: per sequence per target pass (CPU input preparation, sampling)
+    draft_model_pass_s: float | None = Field(None, ge=0)  #: None: equal to target_pass_s
+    head_pass_s: float = Field(ge=0)
+    ngram_lookup_s: float = Field(ge=0)
+    iteration_s: float = Field(ge=0)
+    overlap: float = Field(ge=1)
+    compute_efficiency: float | None = Field(None, gt=0, le=1)
+    ngram_matched_acceptance: float | None = Field(None, gt=0, le=1)
+    fit: FitProvenance | None = None
+
+    @property
+    def draft_model_pass(self) -> float:
+        """Fixed time per draft-model pass (the target's when the profile gives none)."""
+        return self.target_pass_s if self.draft_model_pass_s is None else self.draft_model_pass_s
+
+    def draft_pass_s(self, kind: str) -> float:
+        """Fixed time per draft pass of a drafter of ``kind`` (``model``, ``head``; 0 for ``ngram``,
+        whose cost is the lookup's)."""
+        return {"model": self.draft_model_pass, "head": self.head_pass_s, "ngram": 0.0}[kind]
+
+
+@cache
+def engine_catalog() -> dict[str, EngineProfile]:
+    """Every engine profile in ``data/engines.toml``, by key."""
+    text = resources.files("specmodel.data").joinpath("engines.toml").read_text(encoding="utf-8")
+    try:
+        return {k: EngineProfile(key=k, **v) for k, v in tomllib.loads(text).items()}
+    except ValidationError as exc:
+        raise SpecModelError(f"data/engines.toml is invalid: {exc}") from exc
+
+
+def get_engine(key: str) -> EngineProfile:
+    """The engine profile called ``key``; an unknown name lists the known ones."""
+    catalog = engine_catalog()
+    if not isinstance(key, str) or key not in catalog:
+        raise SpecModelError(f"unknown engine {key!r}; allowed: {', '.join(catalog)}")
+    return catalog[key]
+
+
+def combined_time(memory_seconds: Numeric, compute_seconds: Numeric, overlap: Numeric) -> Numeric:
+    """Time of a pass whose memory traffic and arithmetic overlap imperfectly:
+    ``(t_mem^p + t_flop^p)^(1/p)`` with p = ``overlap``, the L^p norm of the two times. Its
+    limit p = inf is the roofline's ``max`` (Williams et al. 2009); p = 1 would be no overlap
+    at all. Never below the max, so it never makes a pass faster. Elementwise.
+
+    >>> combined_time(3.0, 4.0, 2.0), combined_time(3.0, 4.0, float("inf"))
+    (5.0, 4.0)
+    """
+    p = np.asarray(overlap, dtype=float)
+    if np.all(np.isinf(p)):
+        top = np.maximum(memory_seconds, compute_seconds)
+        return float(top) if np.ndim(top) == 0 else top
+    finite = np.where(np.isinf(p), 1.0, p)
+    m, c = np.asarray(memory_seconds, dtype=float), np.asarray(compute_seconds, dtype=float)
+    top = np.maximum(m, c)
+    safe = np.where(top > 0, top, 1.0)
+    # (m^p + c^p)^(1/p) = top ((m/top)^p + (c/top)^p)^(1/p): no overflow for large p.
+    smooth = safe * ((m / safe) ** finite + (c / safe) ** finite) ** (1.0 / finite)
+    out = np.where(np.isinf(p), top, np.where(top > 0, smooth, 0.0))
+    return float(out) if out.ndim == 0 else out
+
+
+def ngram_match_rate(first_acceptance: Numeric, matched_acceptance: Numeric | None) -> Numeric:
+    """Share of iterations in which the n-gram lookup finds a match and drafts:
+    ``m = min(1, u_1 / a)``, with u_1 the per-iteration acceptance of the first guess and a
+    the chance that a matched lookup's first token is accepted. With no ``a`` the lookup
+    always drafts (m = 1). From vLLM's counters, where the spec-decode counters count matched
+    iterations only, ``m = num_drafts / (generation tokens - accepted tokens)``.
+
+    >>> ngram_match_rate(0.2, 0.4), ngram_match_rate(0.6, 0.4), ngram_match_rate(0.2, None)
+    (0.5, 1.0, 1.0)
+    """
+    if matched_acceptance is None:
+        return 1.0 if np.ndim(first_acceptance) == 0 else np.ones(np.shape(first_acceptance))
+    rate = np.minimum(1.0, np.asarray(first_acceptance, dtype=float) / matched_acceptance)
+    return float(rate) if rate.ndim == 0 else rate
+
+
+def is_roofline(profile: EngineProfile) -> bool:
+    """Whether a profile adds nothing to the roofline (every fixed cost zero, p = inf)."""
+    return (
+        math.isinf(profile.overlap)
+        and profile.target_pass_s == profile.head_pass_s == profile.ngram_lookup_s == profile.iteration_s == 0.0
+        and profile.draft_model_pass == 0.0
+    )
