@@ -61,6 +61,7 @@ bench: install chromium
 	$(BIN)/python benchmarks/bench_grid.py
 	$(BIN)/python benchmarks/bench_site.py
 	$(BIN)/python benchmarks/bench_simulator.py
+	$(BIN)/python benchmarks/bench_validation.py
 
 clean:
 	rm -rf site docs/generated .pytest_cache

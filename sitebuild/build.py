@@ -15,141 +15,20 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import plotly.graph_objects as go
 
-from sitebuild import figures as draw
 from sitebuild import figures_data as data
-from sitebuild import simulator, simulator_markup, tables
+from sitebuild import simulator, simulator_markup, tables, tables_engines
+from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.numbers import article_numbers
+from sitebuild.paths import MEASUREMENTS, ROOT
 from specmodel.errors import SpecModelError
-from specmodel.model.evaluate import evaluate
+from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
 from specmodel.model.settings import Settings, load_settings, using
 from specmodel.vllm.engine import engine_log
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """A figure of the site: its id (``{{ figure:<id> }}`` in the Markdown), an accessible
-    title, the one-line caption saying what to look at, and how to make it."""
-
-    id: str
-    title: str
-    caption: str
-    make: Callable[[Settings], go.Figure]
-
-
-def _alpha_figure(settings: Settings) -> go.Figure:
-    frame, breakeven = data.alpha_sweep(settings)
-    draft, big = data.model_drafters(settings)
-    marks = {
-        f"{draft} at alpha 0.75": (0.75, float(evaluate(drafter=draft, settings=settings).speedup)),
-        f"{big} at alpha 0.95": (0.95, float(evaluate(drafter=big, alpha=0.95, settings=settings).speedup)),
-    }
-    return draw.alpha_sweep(frame, breakeven, marks, settings.deployment)
-
-
-FIGURES: tuple[FigureSpec, ...] = (
-    FigureSpec(
-        "ladder",
-        "Speedup against concurrency for each drafter",
-        "The ladder: follow each drafter's speedup as concurrent sequences rise; magenta points are "
-        "slower than plain decoding, open markers do not fit on one card. Drag the slider to change the "
-        "context.",
-        lambda s: draw.ladder(data.ladder(s), s.deployment),
-    ),
-    FigureSpec(
-        "roofline",
-        "Verify-pass memory time, arithmetic time and idle share",
-        "Memory time barely moves until the caches dominate, arithmetic time grows with every sequence: "
-        "the gap between them is the idle arithmetic speculation borrows.",
-        lambda s: draw.roofline(data.roofline(s)),
-    ),
-    FigureSpec(
-        "arithmetic",
-        "Arithmetic per output token against gamma",
-        "The bill: dots are the model's own FLOP counts, dotted lines Theorem 3.11; only the n-gram drafter "
-        "with i.i.d. acceptance sits on the paper's c = 0 line.",
-        lambda s: draw.arithmetic_bill(data.arithmetic_bill(s), s.deployment),
-    ),
-    FigureSpec(
-        "alpha",
-        "Speedup against acceptance rate for the two draft models",
-        "Look at the diamonds: the larger draft at a fantasy alpha of 0.95 still falls short of the smaller "
-        "draft at 0.75. Dotted lines mark each draft's break-even alpha.",
-        _alpha_figure,
-    ),
-    FigureSpec(
-        "memory",
-        "Weights and KV cache per token of the three models",
-        "The drafts' weights are small; their caches are not: each draft token re-reads most of a target's "
-        "worth of cache.",
-        lambda s: draw.memory_footprint(data.memory_footprint(s)),
-    ),
-    FigureSpec(
-        "context",
-        "Speedup and draft share against context at 64 sequences",
-        "At 64 sequences, longer prompts hand the wall clock to the drafter; the n-gram drafter has no cache "
-        "to read and keeps its lead.",
-        lambda s: draw.context_sweep(data.context_sweep(s, 64), 64, s.deployment),
-    ),
-    FigureSpec(
-        "gamma",
-        "Speedup against gamma at 1 and 32 sequences",
-        "One sequence peaks at three or four draft tokens; 32 sequences peak earlier and fall below 1x. "
-        "The slider adds a third concurrency.",
-        lambda s: draw.gamma_sweep(data.gamma_sweep(s)),
-    ),
-    FigureSpec(
-        "tokens",
-        "Expected tokens per iteration against gamma",
-        "Each curve flattens onto its dashed ceiling 1/(1 - alpha): past a few draft tokens, more guesses "
-        "buy almost nothing.",
-        lambda s: draw.tokens_per_iteration(data.tokens_per_iteration()),
-    ),
-    FigureSpec(
-        "per-position",
-        "Per-position acceptance, falling against same",
-        "Under the falling profile the fourth guess reaches the output in about one iteration in eight; "
-        "the i.i.d. assumption flatters every position after the first.",
-        lambda s: draw.per_position(data.per_position(s)),
-    ),
-    FigureSpec(
-        "sampling",
-        "Algorithm 1 run on a toy vocabulary",
-        "Teal bars (the sampler's output) sit on the grey ones (the target), not on the orange ones (the "
-        "draft): 'dog', which the draft never proposes, still comes out, and 'banana', which only the draft "
-        "likes, never does.",
-        lambda s: draw.sampling(data.sampling(), data.SAMPLING_TRIALS),
-    ),
-    FigureSpec(
-        "breakeven",
-        "Break-even map over concurrency and context",
-        "Teal cells win, magenta cells lose; the line is the 1.0x contour and each cell shows the best "
-        "gamma (off: no gamma wins); boxed cells do not fit on one card. Switch drafters with the buttons.",
-        lambda s: draw.breakeven_map(data.breakeven_map(s), s.deployment),
-    ),
-    FigureSpec(
-        "heads",
-        "Weights one draft step reads, LM head against the rest",
-        "Orange is the output head: a head that scores the target's whole vocabulary reads more per step "
-        "than a small draft model; a 32k draft vocabulary removes most of it.",
-        lambda s: draw.head_costs(data.head_costs(s)),
-    ),
-    FigureSpec(
-        "hardware",
-        "The ladder on H100, H200 and B200 side by side",
-        "Same model pair, three cards: faster memory lifts plain decoding and speculation alike, more memory "
-        "moves the open markers (does not fit) to the right. One slider sets the context of all three.",
-        lambda s: draw.hardware_ladders(data.hardware_ladders(s), s.deployment),
-    ),
-)
 
 
 def figure_fragment(spec: FigureSpec, fig: go.Figure) -> str:
@@ -189,6 +68,32 @@ CLI_EXAMPLES = {
         "8192",
     ],
     "point-wrong-vocab": ["point", "--drafter", "llama-3.2-1b"],
+    "point-vllm-eagle3": [
+        "point",
+        "--engine",
+        "vllm",
+        "--target",
+        "llama-3.1-8b",
+        "--drafter",
+        "eagle3",
+        "--gamma",
+        "3",
+        "--mean-acceptance-length",
+        "2.79",
+        "--context",
+        "76",
+        "--generated-tokens",
+        "210",
+    ],
+    "point-vllm-measured": [
+        "point",
+        "--engine",
+        "vllm",
+        "--concurrency",
+        "16",
+        "--per-position",
+        "0.75,0.48,0.26,0.12",
+    ],
     "point-help": ["point", "--help"],
     "point-bad": ["point", "--gamma", "0"],
     "sweep-help": ["sweep", "--help"],
@@ -258,6 +163,10 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     files["tables/heads.md"] = tables.heads(data.head_costs(settings)) + "\n"
     files["tables/capacity.md"] = tables.capacity(settings) + "\n"
     files["tables/hardware-capacity.md"] = tables.hardware_capacity(settings, data.COMPARED_HARDWARE) + "\n"
+    files["tables/engines.md"] = tables_engines.engines(settings) + "\n"
+    files["tables/validation.md"] = (
+        tables_engines.validation(data.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
+    )
     what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"

@@ -9,13 +9,14 @@ import numpy as np
 import pandas as pd
 
 from specmodel.formatting import GIB, KIB
+from specmodel.measurements import Measurement, predict, relative_errors
 from specmodel.model import acceptance as acc
 from specmodel.model import architecture as arch
 from specmodel.model import heads
 from specmodel.model.breakeven import first_crossing
 from specmodel.model.drafters import drafter_coefficients
 from specmodel.model.evaluate import evaluate
-from specmodel.model.scenario import CONCURRENCY_LADDER, DEFAULTS, GRID_CONTEXTS
+from specmodel.model.scenario import CONCURRENCY_LADDER, DEFAULTS, ENGINES, GRID_CONTEXTS
 from specmodel.model.scenario import GAMMAS as GAMMA_VALUES
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
@@ -276,3 +277,32 @@ def sampling() -> pd.DataFrame:
     return pd.DataFrame(
         {"token": demo.labels, "p": demo.p, "q": demo.q, "residual": demo.residual, "output": demo.output}
     )
+
+
+def validation(settings: Settings, rows: list[Measurement]) -> pd.DataFrame:
+    """Every public measurement against the model's prediction under each engine, with the
+    acceptance the run measured given to the model."""
+    frame = pd.DataFrame({
+        "source": [r.source for r in rows],
+        "url": [r.source_url or "" for r in rows],
+        "method": [r.method for r in rows],
+        "batch": [r.batch for r in rows],
+        "gamma": [r.num_speculative_tokens for r in rows],
+        "prompt_tokens": [r.prompt_tokens for r in rows],
+        "output_tokens": [r.output_tokens for r in rows],
+        "mean_acceptance_length": [r.mean_acceptance_length for r in rows],
+        "measured": [r.measured_speedup for r in rows],
+    })  # fmt: skip
+    for engine in ENGINES:
+        frame[engine] = predict(rows, engine, settings)
+        frame[f"{engine}_error"] = relative_errors(frame[engine].to_numpy(), rows)
+    return frame
+
+
+def engine_ladder(settings: Settings, drafters: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The default scenario's speedup against concurrency under each engine (its own
+    batching), for the deployment's draft model and n-gram lookup."""
+    drafters = drafters or (settings.deployment.draft, "ngram")
+    b, d, e = np.meshgrid(CONCURRENCY, np.array(drafters), np.array(ENGINES), indexing="ij")
+    ev = evaluate(settings=settings, concurrency=b, drafter=d, engine=e)
+    return _frame(ev, concurrency=b, drafter=d, engine=e, speedup=ev.speedup, fits=ev.fits)

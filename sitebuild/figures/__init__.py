@@ -9,6 +9,7 @@ the costs of a pass in ``costs``, acceptance in ``acceptance``.
 from sitebuild.figures.acceptance import alpha_sweep, gamma_sweep, per_position, sampling, tokens_per_iteration
 from sitebuild.figures.common import UNFIT_SYMBOL
 from sitebuild.figures.costs import arithmetic_bill, context_sweep, head_costs, memory_footprint, roofline
+from sitebuild.figures.engines import engine_ladder, validation
 from sitebuild.figures.ladders import breakeven_map, hardware_ladders, ladder
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "arithmetic_bill",
     "breakeven_map",
     "context_sweep",
+    "engine_ladder",
     "gamma_sweep",
     "hardware_ladders",
     "head_costs",
@@ -26,4 +28,5 @@ __all__ = [
     "roofline",
     "sampling",
     "tokens_per_iteration",
+    "validation",
 ]

@@ -8,7 +8,7 @@ with its ``text`` and fails the build on an unknown name.
 
 from __future__ import annotations
 
-from sitebuild.numbers import capacity, drafts, gamma, lender, opening, pages
+from sitebuild.numbers import capacity, drafts, engines, gamma, lender, opening, pages
 from sitebuild.numbers.text import Number
 from specmodel.model.settings import Settings
 
@@ -19,6 +19,7 @@ SECTIONS = (
     drafts.head_numbers,
     capacity.numbers,
     gamma.numbers,
+    engines.numbers,
     pages.hardware_numbers,
     pages.literature_numbers,
 )

@@ -1,0 +1,46 @@
+"""The engines: how far each is from public measurements, the fitted vLLM profile, and where
+the deployment's draft model stops paying under each (the article's section 7 and the
+validation page)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sitebuild.figures_data import validation
+from sitebuild.numbers.common import LADDER, one
+from sitebuild.numbers.text import Number, first_where, percent, plain, times
+from sitebuild.paths import MEASUREMENTS
+from specmodel.measurements import error_summary, load_measurements
+from specmodel.model.scenario import ENGINES
+from specmodel.model.settings import Settings
+
+
+def numbers(settings: Settings) -> dict[str, Number]:
+    """Errors of each engine on the measurements, the vLLM profile's constants, and the
+    default ladder under each engine."""
+    data = validation(settings, load_measurements(MEASUREMENTS))
+    n: dict[str, Number] = {"validation_rows": plain(len(data), 0)}
+    for engine in ENGINES:
+        summary = error_summary(data[f"{engine}_error"].to_numpy())
+        for key, value in summary.items():
+            n[f"{engine}_{key}_error"] = percent(value, 1)
+        curve = one(settings, concurrency=LADDER, engine=engine)
+        n[f"loss_from_b_{engine}"] = first_where(LADDER, curve.speedup < 1)
+        n[f"speedup_b1_{engine}"] = times(curve.speedup[0])
+        n[f"speedup_b64_{engine}"] = times(curve.speedup[6])
+    issue = data[data["source"].str.contains("issue") & (data["method"] == "eagle3")]["vllm_error"]
+    n["vllm_eagle3_issue_rows"] = plain(len(issue), 0)
+    n["vllm_eagle3_issue_low"] = percent(float(issue.min()), 0)
+    n["vllm_eagle3_issue_high"] = percent(float(issue.max()), 0)
+    within = np.abs(data["vllm_error"].to_numpy()) <= 0.15
+    n["vllm_rows_within_15"] = plain(int(within.sum()), 0)
+    p = settings.engines["vllm"]
+    n["vllm_target_pass_ms"] = plain(p.target_pass_s * 1e3)
+    n["vllm_sequence_pass_us"] = plain(p.sequence_pass_s * 1e6, 0)
+    n["vllm_head_pass_ms"] = plain(p.head_pass_s * 1e3)
+    n["vllm_overlap"] = plain(p.overlap, 1)
+    n["vllm_compute_efficiency"] = plain(p.compute_efficiency or settings.constants.COMPUTE_EFFICIENCY)
+    plain_step = 1.0 / float(one(settings, context=76, generated_tokens=210, target="llama-3.1-8b",
+                                 drafter="eagle", engine="vllm").base_tokens_per_s)  # fmt: skip
+    n["vllm_plain_step_ms"] = plain(plain_step * 1e3)
+    return n

@@ -1,0 +1,7 @@
+"""Where the site builder finds the repository's files."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Public measurements of real servers (a copy of the brief's, with sources).
+MEASUREMENTS = ROOT / "tests" / "data" / "measurements.csv"

@@ -1,0 +1,62 @@
+"""Markdown tables of the engines: their profiles with provenance, and every public
+measurement against the model."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from specmodel.model.engines import EngineProfile
+from specmodel.model.settings import Settings
+
+#: Each profile constant, with its symbol on the model page, unit and what it stands for.
+CONSTANTS = (
+    ("target_pass_s", "t_0", 1e3, "ms", "fixed time per target pass"),
+    ("sequence_pass_s", "t_s", 1e6, "µs", "per sequence per target pass"),
+    ("draft_model_pass", "t_m", 1e3, "ms", "fixed time per draft-model pass"),
+    ("head_pass_s", "t_h", 1e3, "ms", "fixed time per draft-head step"),
+    ("ngram_lookup_s", "t_n", 1e6, "µs", "n-gram lookup, per sequence per iteration"),
+    ("iteration_s", "t_i", 1e3, "ms", "fixed time per speculative iteration"),
+    ("overlap", "p", 1.0, "", "overlap exponent of memory and arithmetic"),
+    ("compute_efficiency", "η_flop", 1.0, "", "achievable share of peak FLOP/s"),
+    ("ngram_matched_acceptance", "a_n", 1.0, "", "first-token acceptance of a matched n-gram lookup"),
+)
+
+
+def _value(profile: EngineProfile, field: str, scale: float, settings: Settings) -> str:
+    value = getattr(profile, field)
+    if field == "compute_efficiency" and value is None:
+        value = settings.constants.COMPUTE_EFFICIENCY
+    if value is None:
+        return "none (always drafts)" if field == "ngram_matched_acceptance" else "-"
+    if math.isinf(value):
+        return "∞ (max)"
+    return f"{value * scale:.3g}"
+
+
+def engines(settings: Settings) -> str:
+    """Every engine profile's constants side by side."""
+    names = list(settings.engines)
+    out = ["| constant | meaning | " + " | ".join(f"`{n}`" for n in names) + " |",
+           "| --- | --- |" + " ---: |" * len(names)]  # fmt: skip
+    for field, symbol, scale, unit, meaning in CONSTANTS:
+        cells = " | ".join(_value(settings.engines[n], field, scale, settings) for n in names)
+        out.append(f"| \\({symbol}\\){f' ({unit})' if unit else ''} | {meaning} | {cells} |")
+    out.append("| batching | default | " + " | ".join(settings.engines[n].batching for n in names) + " |")
+    return "\n".join(out)
+
+
+def validation(data: pd.DataFrame) -> str:
+    """Every public measurement with a link to its source, against the model under each engine."""
+    out = ["| # | source | method | batch | γ | prompt / output | acceptance length | measured | ideal | vLLM |",
+           "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for i, r in enumerate(data.itertuples(), start=1):
+        source = r.source.split(" (")[0]
+        link = f"[{source}]({r.url})" if r.url else source
+        out.append(
+            f"| {i} | {link} | `{r.method}` | {r.batch} | {r.gamma} | {r.prompt_tokens} / {r.output_tokens} "
+            f"| {r.mean_acceptance_length:.2f} | {r.measured:.2f}x | {r.ideal:.2f}x ({100 * r.ideal_error:+.0f}%) "
+            f"| {r.vllm:.2f}x ({100 * r.vllm_error:+.0f}%) |"
+        )
+    return "\n".join(out)
