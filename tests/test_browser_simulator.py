@@ -32,6 +32,7 @@ DEFAULT = {
     "drafter": "qwen3-0.6b",
     "acceptance": "falling",
     "alpha": 0.75,
+    "engine": "ideal",
 }
 
 
@@ -182,7 +183,8 @@ def test_token_row_is_one_iteration(sim):
 
 
 def test_url_keeps_the_setting_and_a_reload_restores_it(sim):
-    setting = {"concurrency": 64, "context": 8192, "gamma": 2, "drafter": "ngram", "acceptance": "same", "alpha": 0.8}
+    setting = {"concurrency": 64, "context": 8192, "gamma": 2, "drafter": "ngram", "acceptance": "same", "alpha": 0.8,
+               "engine": "vllm"}
     set_controls(sim, setting)
     query = parse_qs(urlsplit(sim.url).query)
     assert {k: v[0] for k, v in query.items()} == {k: str(v) for k, v in setting.items()}
@@ -214,6 +216,7 @@ def test_keyboard_reaches_and_changes_every_control(sim):
         ("drafter", "ArrowDown", "qwen3-1.7b"),
         ("acceptance", "ArrowDown", "same"),
         ("alpha", "ArrowRight", 0.8),
+        ("engine", "ArrowDown", "vllm"),
     ]
     for i, (name, key, value) in enumerate(steps):
         if i:

@@ -5,8 +5,9 @@
 real engine (``vllm``) adds, with few constants each with a physical meaning:
 
 * a fixed time per forward pass (kernel launches, CPU scheduling, sampling), by kind of
-  pass: the target's, a draft model's, a draft head's step; the CPU time of an n-gram lookup
-  per sequence; and a fixed time per speculative iteration;
+  pass: the target's (plus a share per sequence in it), a draft model's, a draft head's
+  step; the CPU time of an n-gram lookup per sequence; and a fixed time per speculative
+  iteration;
 * a smooth rule for memory and arithmetic in one pass, ``(t_mem^p + t_flop^p)^(1/p)``
   (:func:`combined_time`): the two overlap imperfectly, so a pass slows down as its
   arithmetic grows long before it is compute-bound (``p = inf`` is the roofline's max);
@@ -20,7 +21,6 @@ The constants of ``vllm`` are fitted by least squares to public measurements
 
 from __future__ import annotations
 
-import math
 import tomllib
 from functools import cache
 from importlib import resources
@@ -137,12 +137,3 @@ def ngram_match_rate(first_acceptance: Numeric, matched_acceptance: Numeric | No
         return 1.0 if np.ndim(first_acceptance) == 0 else np.ones(np.shape(first_acceptance))
     rate = np.minimum(1.0, np.asarray(first_acceptance, dtype=float) / matched_acceptance)
     return float(rate) if rate.ndim == 0 else rate
-
-
-def is_roofline(profile: EngineProfile) -> bool:
-    """Whether a profile adds nothing to the roofline (every fixed cost zero, p = inf)."""
-    return (
-        math.isinf(profile.overlap)
-        and profile.target_pass_s == profile.head_pass_s == profile.ngram_lookup_s == profile.iteration_s == 0.0
-        and profile.draft_model_pass == 0.0
-    )

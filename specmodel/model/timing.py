@@ -3,15 +3,15 @@ as a ``cohort`` that starts together and drains (the article's), or as a ``stead
 that continuous batching keeps full (as serving benchmarks run).
 
 Every pass is priced once (:mod:`specmodel.model.passes`); an engine adds a fixed time per
-target pass t_0, per draft pass t_d, per iteration t_i, an n-gram lookup t_n per sequence,
-and combines memory and arithmetic time with exponent p
+target pass t_0 plus t_s per sequence in it, per draft pass t_d, per iteration t_i, an n-gram
+lookup t_n per sequence, and combines memory and arithmetic time with exponent p
 (:func:`specmodel.model.engines.combined_time`). With every fixed time zero and p = inf the
 cohort is the article's model exactly.
 
 Steady state (Little's law on a full batch): every iteration advances all B sequences by
 E[X] tokens each, so B G tokens take ``(G / E[X]) t_iter`` with
-``t_iter = t_i + t_0 + t_verify + gamma (t_d + t_draft) + B t_n``, and plain decoding takes
-``G (t_0 + t_plain)``. Finished sequences are replaced by new ones whose prompts are
+``t_iter = t_i + t_0 + B t_s + t_verify + gamma (t_d + t_draft) + B t_n``, and plain decoding
+takes ``G (t_0 + B t_s + t_plain)``. Finished sequences are replaced by new ones whose prompts are
 prefilled in the same passes (chunked prefill): T / G prompt tokens per generated token,
 which add arithmetic (at the prompt's mean KV length T / 2) but no weight reads.
 """
