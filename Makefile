@@ -19,7 +19,7 @@ export VIRTUAL_ENV := $(CURDIR)/$(VENV)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install chromium test lint serve site figures readme bench clean
+.PHONY: install chromium test lint serve site figures readme fit bench clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(HOST_PYTHON)" || { echo "$(PYTHON) not found: install Python 3.11+" >&2; exit 1; }
@@ -56,6 +56,10 @@ serve: figures
 
 readme: install
 	$(BIN)/python tools/update_readme.py
+
+# Refit the vllm engine profile to tests/data/measurements.csv (writes specmodel/data/engines.toml).
+fit: install
+	$(BIN)/python tools/fit_engine.py
 
 bench: install chromium
 	$(BIN)/python benchmarks/bench_grid.py

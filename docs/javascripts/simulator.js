@@ -11,17 +11,21 @@
 
   /* ---- decoding ---------------------------------------------------------------------- */
 
-  var LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
   var TYPES = { uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array };
 
   function view(buffer, field) {
-    /* A typed array over the field's slice of the binary file (little-endian integers). */
+    /* The field's integers, stored byte plane by byte plane (all lowest bytes, then the
+     * next, ...): put each element's bytes back together. Decoding only, no model. */
     var Type = TYPES[field.dtype];
-    if (LITTLE_ENDIAN) return new Type(buffer, field.offset, field.length);
-    var data = new DataView(buffer, field.offset, field.length * Type.BYTES_PER_ELEMENT);
-    var out = new Type(field.length);
-    for (var k = 0; k < out.length; k++) {
-      out[k] = Type === Uint8Array ? data.getUint8(k) : Type === Uint16Array ? data.getUint16(2 * k, true) : data.getUint32(4 * k, true);
+    var size = Type.BYTES_PER_ELEMENT;
+    var n = field.length;
+    var bytes = new Uint8Array(buffer, field.offset, n * size);
+    if (size === 1) return bytes;
+    var out = new Type(n);
+    for (var k = 0; k < n; k++) {
+      var value = 0;
+      for (var b = size - 1; b >= 0; b--) value = value * 256 + bytes[b * n + k];
+      out[k] = value;
     }
     return out;
   }
