@@ -11,9 +11,7 @@ import gzip
 import html
 import json
 import math
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from sitebuild import figures_data as data
 from sitebuild import simulator, simulator_markup, tables, tables_engines
 from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.numbers import article_numbers
+from sitebuild.output import check_destination, write_tree
 from sitebuild.paths import MEASUREMENTS, ROOT
 from specmodel.errors import SpecModelError
 from specmodel.measurements import load_measurements
@@ -184,31 +183,6 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     return files
 
 
-def write_tree(files: dict[str, str | bytes], destination: Path) -> None:
-    """Write ``files`` into a temporary sibling of ``destination`` and swap it in."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}-", dir=destination.parent))
-    try:
-        for rel, text in files.items():
-            path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(text, bytes):
-                path.write_bytes(text)
-            else:
-                path.write_text(text, encoding="utf-8")
-        old = destination.with_name(f".{destination.name}-old")
-        if old.exists():
-            shutil.rmtree(old)
-        if destination.exists():
-            destination.rename(old)
-        staging.rename(destination)
-        if old.exists():
-            shutil.rmtree(old)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="build_figures.py", description="Compute the site's figures, tables and numbers."
@@ -233,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
+        check_destination(args.out)  # before computing anything
         settings = load_settings(args.config) if args.config is not None else Settings()
         files = outputs(settings, args.calibration)
         write_tree(files, args.out)

@@ -79,14 +79,14 @@ def evaluate(
     if grid.measured_per_position is not None:
         per_position = grid.measured_per_position
         distinct, inverse = np.unique(per_position.reshape(-1, per_position.shape[-1]), axis=0, return_inverse=True)
-        survival = cohort.iteration_survival(acc.tokens_per_iteration_pmf(distinct), grid.generated_tokens)
-        return _evaluate(grid, per_position, survival, inverse.reshape(grid.shape), settings)
+        pmf = acc.tokens_per_iteration_pmf(distinct)
+        return _evaluate(grid, per_position, pmf, inverse.reshape(grid.shape), settings)
     p = grid.acceptance
     ratio = map_names(p, lambda x: acc.profile_ratio(x, constants.FALLING_RATIO))
     gamma_max = int(grid.gamma.max()) if grid.gamma.size else 1
     per_position = acc.per_position_acceptance(grid.alpha, grid.gamma, ratio, gamma_max)
-    survival, rows = _survival_per_scenario(grid.gamma, ratio, grid.alpha, gamma_max, grid.generated_tokens)
-    return _evaluate(grid, per_position, survival, rows, settings)
+    pmf, rows = _acceptance_rows(grid.gamma, ratio, grid.alpha, gamma_max)
+    return _evaluate(grid, per_position, pmf, rows, settings)
 
 
 def evaluate_per_position(
@@ -124,10 +124,11 @@ def evaluate_per_position(
     )
 
 
-def _survival_per_scenario(
-    gamma: IntArray, ratio: FloatArray, alpha: FloatArray, gamma_max: int, generated_tokens: int
+def _acceptance_rows(
+    gamma: IntArray, ratio: FloatArray, alpha: FloatArray, gamma_max: int
 ) -> tuple[FloatArray, IntArray]:
-    """Survival rows S_i for each distinct (gamma, ratio, alpha) and each scenario's row index."""
+    """The distribution of tokens per iteration for each distinct (gamma, ratio, alpha), and
+    each scenario's row in it."""
     code = np.zeros(gamma.size, dtype=np.int64)
     for values in (gamma, ratio, alpha):
         levels, index = np.unique(values.ravel(), return_inverse=True)
@@ -135,8 +136,7 @@ def _survival_per_scenario(
     _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     g, r, a = (v.ravel()[first] for v in (gamma, ratio, alpha))
     per_position = acc.per_position_acceptance(a, g, r, gamma_max)
-    survival = cohort.iteration_survival(acc.tokens_per_iteration_pmf(per_position), generated_tokens)
-    return survival, inverse.reshape(gamma.shape)
+    return acc.tokens_per_iteration_pmf(per_position), inverse.reshape(gamma.shape)
 
 
 def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tuple[cohort.CohortTable, IntArray]:
@@ -178,7 +178,7 @@ def _engine_terms(
 
 
 def _evaluate(
-    grid: ScenarioGrid, per_position: FloatArray, survival: FloatArray, rows: IntArray, settings: Settings
+    grid: ScenarioGrid, per_position: FloatArray, pmf: FloatArray, rows: IntArray, settings: Settings
 ) -> Evaluation:
     """The model proper, on a validated grid (see :func:`evaluate`); computed on flat arrays."""
     shape, c = grid.shape, settings.constants
@@ -201,7 +201,7 @@ def _evaluate(
         price_pass(fused, n, 1, hw, c, eta),
     )
     tokens_per_iteration = acc.expected_tokens_per_iteration(u)
-    timing = _timing(grid, passes, terms, survival, rows.ravel(), b, g, t, tokens_per_iteration, tgt)
+    timing = _timing(grid, passes, terms, pmf, rows.ravel(), b, g, t, tokens_per_iteration, tgt)
     # The readouts' verify pass checks gamma drafts (Q = gamma + 1); timing uses the mean Q.
     verify = price_pass(tgt, n, g + 1, hw, c, eta)
     flat = {
@@ -262,7 +262,7 @@ def _timing(
     grid: ScenarioGrid,
     passes: Passes,
     terms: EngineTerms,
-    survival: FloatArray,
+    pmf: FloatArray,
     rows: IntArray,
     b: FloatArray,
     g: FloatArray,
@@ -291,8 +291,10 @@ def _timing(
             out[name][steady] = getattr(done, name)
     if (~steady).any():
         cohort_rows = ~steady
-        iterations = cohort.expected_iterations(survival)[rows[cohort_rows]]
-        table, row = _cohort_table(survival, rows[cohort_rows], b[cohort_rows])
+        needed, local = np.unique(rows[cohort_rows], return_inverse=True)
+        survival = cohort.iteration_survival(pmf[needed], generated)  # only the cohort's acceptance rows
+        iterations = cohort.expected_iterations(survival)[local]
+        table, row = _cohort_table(survival, local, b[cohort_rows])
         part = _take(cohort_rows, passes, terms)
         done = cohort_timing(table, row, part[0], part[1], g[cohort_rows], b[cohort_rows], generated, iterations)
         for name in out:

@@ -2,38 +2,48 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from specmodel.formatting import times_distinct as _times
-from specmodel.vllm.advise import Advice
+from specmodel.vllm.advise import MIN_GAIN, Advice, Alternative
 
 
-def advice_dict(advice: Advice, measured: dict | None = None) -> dict:
-    """The advice as one JSON-ready object (keys documented in the README)."""
-    out = {
+def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The advice as one JSON-ready object (keys documented in the README); ``notes``: what
+    the reading of the metrics had to assume."""
+    out: dict[str, Any] = {
         "conditional_acceptance": list(advice.conditional),
         "per_position_acceptance": list(advice.per_position),
         "predicted_speedup": {str(g): s for g, s in enumerate(advice.speedup, 1)},
         "recommended_gamma": advice.recommended_gamma,
         "verdict": advice.verdict,
         "reason": advice.reason,
-        "recommended_drafter": advice.recommended_drafter,
         "deployed_gamma": advice.deployed_gamma,
         "drafter": advice.deployment.drafter,
         "deployment": advice.deployment.description,
-        "notes": [advice.deployment.note] if advice.deployment.note else [],
+        "alternatives": [
+            {"drafter": a.drafter, "break_even_alpha": a.break_even_alpha, "gamma": a.gamma}
+            for a in advice.alternatives
+        ],
+        "notes": [n for n in (advice.deployment.note, *notes) if n],
         "concurrency": advice.concurrency,
         "context": advice.context,
         "hardware": advice.hardware,
         "target": advice.target,
         "engine": advice.engine,
     }
-    if advice.zero_cost_speedup is not None:
-        out["zero_cost_speedup"] = {str(g): z for g, z in enumerate(advice.zero_cost_speedup, 1)}
     if measured is not None:
         out["measured"] = measured
     return out
 
 
-def format_advice(advice: Advice, measured: dict | None = None) -> str:
+def _alternative_line(alt: Alternative) -> str:
+    if alt.break_even_alpha is None:
+        return f"  {alt.drafter:<14} no acceptance would beat it"
+    return f"  {alt.drafter:<14} alpha >= {alt.break_even_alpha:.2f} (at gamma {alt.gamma})"
+
+
+def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes: tuple[str, ...] = ()) -> str:
     """The advice as text for a terminal; ``measured``: the counters' summary
     (:func:`specmodel.vllm.metrics.counters_summary`), if any."""
     lines = [
@@ -41,8 +51,7 @@ def format_advice(advice: Advice, measured: dict | None = None) -> str:
         f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on {advice.hardware}, "
         f"engine {advice.engine}"
     ]
-    if advice.deployment.note:
-        lines.append(f"Note: {advice.deployment.note}")
+    lines += [f"Note: {n}" for n in (advice.deployment.note, *notes) if n]
     if measured:
         lines.append(
             f"Measured: {measured['num_drafts']:,.0f} drafts, "
@@ -55,21 +64,20 @@ def format_advice(advice: Advice, measured: dict | None = None) -> str:
         f"{j:>8}  {u:>12.3f}  {a:>11.3f}" for j, (u, a) in enumerate(zip(advice.per_position, advice.conditional), 1)
     ]
     head = f"speedup ({advice.deployment.drafter})"
+    lines += ["", "Predicted speedup over plain decoding:", f"gamma  {head}"]
+    lines += [f"{g:>5}  {_times(s):>{len(head)}}" for g, s in enumerate(advice.speedup, 1)]
     lines += [
         "",
-        "Predicted speedup over plain decoding:",
-        f"gamma  {head}" + ("  speedup (zero-cost drafter, same acceptance)" if advice.zero_cost_speedup else ""),
-    ]
-    for g, s in enumerate(advice.speedup, 1):
-        row = f"{g:>5}  {_times(s):>{len(head)}}"
-        if advice.zero_cost_speedup:
-            row += f"  {_times(advice.zero_cost_speedup[g - 1]):>45}"
-        lines.append(row)
-    drafter = " with a zero-cost drafter (n-gram lookup)" if advice.verdict == "switch-drafter" else ""
-    lines += [
-        "",
-        f"Recommended gamma: {advice.recommended_gamma}{drafter}"
-        + (" (no speculation)" if advice.recommended_gamma == 0 else ""),
+        f"Recommended gamma for {advice.deployment.drafter}: {advice.recommended_gamma}"
+        + (" (turn speculation off)" if advice.recommended_gamma == 0 else ""),
         f"Verdict: {advice.verdict} - {advice.reason}",
     ]
+    if advice.alternatives:
+        best = "turning speculation off" if advice.recommended_gamma == 0 else "that setting"
+        lines += [
+            "",
+            f"Other drafters, to try and measure: each would beat {best} by more than {MIN_GAIN:.0%} "
+            "only if it reached this acceptance on your traffic (same acceptance at every position):",
+        ]
+        lines += [_alternative_line(a) for a in advice.alternatives]
     return "\n".join(lines)

@@ -3,33 +3,29 @@
 Input: the per-position acceptance a vLLM server measured (``accepted_per_pos / num_drafts``,
 see :mod:`specmodel.vllm.metrics`), and what the user says about the deployment:
 concurrency B, context T, the drafter (``--drafter`` or vLLM's ``--speculative-config``),
-the accelerator. Everything here is pure computation on those; formatting is in
-:func:`format_advice` and :func:`advice_dict`.
+the accelerator, and the engine whose profile prices the passes (``vllm`` by default: the
+counters come from a vLLM server). Everything here is pure computation on those; formatting
+is in :mod:`specmodel.vllm.advice_text`.
 
 The rule (every number from the model, :func:`specmodel.evaluate_per_position`):
 
 1. the measured positions m bound gamma: acceptance of a position never drafted is unknown,
    so the candidates are gamma = 1..m, each keeping the first gamma measured positions;
-2. ``s_g`` = predicted speedup over plain decoding at gamma g with the deployment's drafter
-   at B and T; the recommended gamma is the argmax if its speedup exceeds 1 + MIN_GAIN
-   (the model's calibration tolerance), else 0 (no speculation);
-3. ``z_g`` = the same with a zero-cost drafter (``ngram``: no weights, cache or FLOPs of its
-   own, as an n-gram lookup) *at the same measured acceptance*;
-4. verdict, first that applies:
+2. ``s_g`` = predicted speedup over plain decoding at gamma g with the *deployed* drafter at
+   B and T; a predicted gain counts only if it exceeds :data:`MIN_GAIN` (3 %, the model's
+   calibration tolerance), for turning speculation on as for changing gamma;
+3. verdict, for the deployed drafter, and the recommended gamma (0: turn speculation off):
 
-   * ``switch-drafter``: the drafter has a cost, ``max z > 1 + MIN_GAIN``, and either
-     ``max s <= 1 + MIN_GAIN`` or the
-     drafter keeps less than :data:`CLEARLY_BEATEN_GAIN_SHARE` of the zero-cost gain,
-     ``max s - 1 < share (max z - 1)``; the recommended gamma is then the argmax of z;
-   * ``off``: the recommended gamma is 0;
-   * ``keep``: the recommended gamma is the deployed one;
-   * ``lower-gamma``: otherwise (0 < recommended < deployed).
+   * ``off`` (gamma 0) when no ``s_g`` exceeds ``1 + MIN_GAIN``;
+   * ``lower-gamma`` (gamma g*) when the best ``s_g*`` beats the deployed gamma's by more
+     than ``MIN_GAIN``;
+   * ``keep`` (the deployed gamma) otherwise;
 
-The article's rules of thumb (a good draft model at gamma ~4 for a few sequences; a
-zero-cost drafter at gamma 2-3 for tens or hundreds; cut gamma where per-position acceptance
-falls below ~0.15) are not thresholds here; in the article's scenario the rule roughly
-reproduces them (one sequence, Qwen3-0.6B: gamma 3, whose 4th position was accepted 0.12
-of the time; 16 or more sequences: switch to a zero-cost drafter).
+4. alternatives: nothing measured says how another drafter would accept on this traffic, so
+   the advice never predicts a speedup for one. For each other drafter that can serve the
+   target it gives the break-even acceptance instead: the smallest alpha (the ``same``
+   profile, any gamma 1..10) at which that drafter would beat the deployed drafter's best
+   setting by more than ``MIN_GAIN``, to try and measure (:func:`break_even_alpha`).
 """
 
 from __future__ import annotations
@@ -41,27 +37,33 @@ import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
 from specmodel.formatting import times_distinct as _times
-from specmodel.model.drafters import check_drafter, drafter_kind
-from specmodel.model.evaluate import evaluate_per_position
+from specmodel.model.breakeven import first_crossing
+from specmodel.model.drafters import check_drafter, drafter_names
+from specmodel.model.evaluate import evaluate, evaluate_per_position
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings, current
 from specmodel.model.types import FloatArray
-from specmodel.vllm.speculative_config import ZERO_COST_DRAFTER, Deployment, deployment_from_drafter
-
-#: A drafter with a cost is "clearly beaten" when it keeps less than this share of the gain
-#: (speedup - 1) that a zero-cost drafter would reach at the same acceptance. Conservative,
-#: because "the same acceptance" flatters the alternative (n-gram lookup usually accepts
-#: less than a draft model, and an MTP head needs a target trained with one). At a third,
-#: the article's scenario (Qwen3-0.6B, alpha 0.75, falling, T = 2048) keeps its draft model
-#: up to 12 sequences and switches from 16, where the draft model keeps 31 % of the gain.
-CLEARLY_BEATEN_GAIN_SHARE = 1.0 / 3.0
+from specmodel.vllm.speculative_config import Deployment, deployment_from_drafter
 
 #: A predicted gain must exceed this to count: the tolerance of the article's speedups in
 #: the calibration table (3 %). A smaller predicted gain is within the model's own error, and
 #: is no reason to turn speculation on or to change drafters.
 MIN_GAIN = 0.03
 
-VERDICTS = ("keep", "lower-gamma", "switch-drafter", "off")
+VERDICTS = ("keep", "lower-gamma", "off")
+
+#: Gammas an alternative drafter is tried at when its break-even acceptance is sought.
+ALTERNATIVE_GAMMAS = tuple(range(1, 11))
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another drafter, and the acceptance it would need on this traffic to beat the deployed
+    drafter's best setting by more than MIN_GAIN."""
+
+    drafter: str
+    break_even_alpha: float | None  #: the ``same`` profile's alpha; None: no acceptance would do
+    gamma: int | None  #: its best gamma at that acceptance
 
 
 @dataclass(frozen=True)
@@ -77,12 +79,11 @@ class Advice:
     hardware: str
     target: str
     engine: str  #: the engine profile that priced the passes
-    speedup: tuple[float, ...]  #: s_g for g = 1..m with the deployment's drafter
-    zero_cost_speedup: tuple[float, ...] | None  #: z_g, if the drafter has a cost
-    recommended_gamma: int  #: 0: no speculation
-    recommended_drafter: str | None  #: None when speculation should be off
+    speedup: tuple[float, ...]  #: s_g for g = 1..m with the deployed drafter
+    recommended_gamma: int  #: for the deployed drafter; 0: no speculation
     verdict: str
     reason: str
+    alternatives: tuple[Alternative, ...]  #: other drafters to try, with the acceptance each would need
 
 
 # --- the numbers --------------------------------------------------------------------------
@@ -133,16 +134,6 @@ def best_gamma(speedups: npt.ArrayLike) -> int:
     return g + 1 if s[g] > 1.0 + MIN_GAIN else 0
 
 
-def clearly_beaten(speedup: float, zero_cost_speedup: float) -> bool:
-    """Whether a drafter at ``speedup`` keeps less than :data:`CLEARLY_BEATEN_GAIN_SHARE` of
-    the gain a zero-cost drafter reaches: ``s - 1 < share (z - 1)``.
-
-    >>> clearly_beaten(1.9, 2.6), clearly_beaten(1.3, 2.4)
-    (False, True)
-    """
-    return speedup - 1.0 < CLEARLY_BEATEN_GAIN_SHARE * (zero_cost_speedup - 1.0)
-
-
 def advise(
     per_position: npt.ArrayLike,
     concurrency: int,
@@ -174,11 +165,13 @@ def advise(
             f"num_speculative_tokens {deployed} in --speculative-config, but the metrics have {u.size} draft positions"
         )
     s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target, settings, engine)
-    z = None
-    if drafter_kind(deployment.drafter) != "ngram":
-        z = predicted_speedups(u, concurrency, context, ZERO_COST_DRAFTER, hardware, target, settings, engine)
-    verdict, gamma, drafter = _verdict(s, z, deployed, deployment.drafter)
-    reason = _reason(verdict, s, z, deployed, gamma, deployment.drafter, int(concurrency), conditional_acceptance(u))
+    verdict, gamma = decide(s, deployed)
+    goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
+    others = [d for d in drafter_names(target) if d != deployment.drafter]
+    alternatives = tuple(sorted(
+        (break_even_alpha(d, goal, concurrency, context, hardware, target, settings, engine) for d in others),
+        key=lambda alt: (alt.break_even_alpha is None, alt.break_even_alpha or 0.0, alt.drafter)))  # fmt: skip
+    reason = _reason(verdict, s, deployed, gamma, deployment.drafter, int(concurrency), conditional_acceptance(u))
     return Advice(
         per_position=tuple(float(x) for x in u),
         conditional=tuple(float(x) for x in conditional_acceptance(u)),
@@ -190,67 +183,73 @@ def advise(
         target=target,
         engine=engine,
         speedup=tuple(float(x) for x in s),
-        zero_cost_speedup=None if z is None else tuple(float(x) for x in z),
         recommended_gamma=gamma,
-        recommended_drafter=drafter,
         verdict=verdict,
         reason=reason,
+        alternatives=alternatives,
     )
 
 
-def _verdict(s: FloatArray, z: FloatArray | None, deployed: int, drafter: str) -> tuple[str, int, str | None]:
-    """(verdict, recommended gamma, recommended drafter) by the module's rule."""
+def decide(s: FloatArray, deployed: int) -> tuple[str, int]:
+    """(verdict, recommended gamma) for the deployed drafter by the module's rule.
+
+    >>> decide(np.array([1.2, 1.5, 1.4]), 3), decide(np.array([1.2, 1.50, 1.49]), 3), decide(np.array([1.01]), 1)
+    (('lower-gamma', 2), ('keep', 3), ('off', 0))
+    """
     best = best_gamma(s)
-    if z is not None:
-        zero_best = best_gamma(z)
-        if zero_best and (best == 0 or clearly_beaten(float(s[best - 1]), float(z[zero_best - 1]))):
-            return "switch-drafter", zero_best, ZERO_COST_DRAFTER
     if best == 0:
-        return "off", 0, None
-    return ("keep" if best == deployed else "lower-gamma"), best, drafter
+        return "off", 0
+    if best != deployed and s[best - 1] > (1.0 + MIN_GAIN) * s[deployed - 1]:
+        return "lower-gamma", best
+    return "keep", deployed
+
+
+def break_even_alpha(
+    drafter: str,
+    goal: float,
+    concurrency: int,
+    context: int,
+    hardware: str,
+    target: str,
+    settings: Settings,
+    engine: str,
+) -> Alternative:
+    """The smallest alpha of the ``same`` profile at which ``drafter``, at its best gamma of
+    :data:`ALTERNATIVE_GAMMAS`, reaches a speedup of ``goal`` (interpolated on a 0.01 grid of
+    alpha; :func:`specmodel.model.breakeven.first_crossing`)."""
+    alphas = np.round(np.arange(0.01, 0.995, 0.01), 2)
+    grid = evaluate(concurrency=concurrency, context=context, drafter=drafter, acceptance="same",
+                    alpha=alphas[:, None], gamma=np.array(ALTERNATIVE_GAMMAS)[None, :], hardware=hardware,
+                    target=target, engine=engine, settings=settings).speedup  # fmt: skip
+    best = grid.max(axis=1)
+    alpha = first_crossing(alphas, best, goal) if best[0] < goal else float(alphas[0])
+    if np.isnan(alpha):
+        return Alternative(drafter, None, None)
+    at = evaluate(concurrency=concurrency, context=context, drafter=drafter, acceptance="same", alpha=alpha,
+                  gamma=np.array(ALTERNATIVE_GAMMAS), hardware=hardware, target=target, engine=engine,
+                  settings=settings).speedup  # fmt: skip
+    return Alternative(drafter, float(alpha), int(np.argmax(at)) + 1)
 
 
 def _reason(
-    verdict: str,
-    s: FloatArray,
-    z: FloatArray | None,
-    deployed: int,
-    gamma: int,
-    drafter: str,
-    concurrency: int,
-    conditional: FloatArray,
+    verdict: str, s: FloatArray, deployed: int, gamma: int, drafter: str, concurrency: int, conditional: FloatArray
 ) -> str:
     """One plain sentence with the numbers behind the verdict."""
     at = f"at {concurrency} concurrent sequence{'s' if concurrency != 1 else ''}"
     top = int(np.argmax(s)) + 1
-    if verdict == "switch-drafter":
-        assert z is not None  # _verdict switches drafters only when it has the zero-cost speedups
-        zero = (
-            f"a zero-cost drafter (n-gram lookup) with the same acceptance would give "
-            f"{_times(z[gamma - 1])} at gamma {gamma}"
-        )
-        if s[top - 1] <= 1.0 + MIN_GAIN:
-            return (
-                f"{at}, {drafter} gains nothing worth having at any gamma (best {_times(s[top - 1])} at gamma "
-                f"{top}); {zero}"
-            )
-        return (
-            f"{at}, {drafter} gives at best {_times(s[top - 1])} (gamma {top}), while {zero}; the draft model "
-            f"keeps only {(s[top - 1] - 1) / (z[gamma - 1] - 1):.0%} of that gain"
-        )
     if verdict == "off":
-        text = (
-            f"{at}, no gamma beats plain decoding by more than {MIN_GAIN:.0%}: the best is {_times(s[top - 1])} "
-            f"at gamma {top}"
+        return (
+            f"{at}, no gamma of {drafter} beats plain decoding by more than {MIN_GAIN:.0%}: the best is "
+            f"{_times(s[top - 1])} at gamma {top}; turn speculation off"
         )
-        if z is not None:
-            text += f", and even a zero-cost drafter with this acceptance would reach only {_times(max(z))}"
-        return text
     if verdict == "keep":
-        text = f"{at}, the deployed gamma {deployed} is the best of 1..{len(s)}: {_times(s[deployed - 1])}"
-        if deployed > 1:
-            text += f" (gamma {deployed - 1}: {_times(s[deployed - 2])})"
-        return text
+        text = f"{at}, the deployed gamma {deployed} gives {_times(s[deployed - 1])}"
+        if top != deployed:
+            return text + (
+                f"; gamma {top} would give {_times(s[top - 1])}, within the model's {MIN_GAIN:.0%} "
+                "tolerance, so not worth a change"
+            )
+        return text + f", the best of 1..{len(s)}"
     return (
         f"{at}, gamma {gamma} gives {_times(s[gamma - 1])} against {_times(s[deployed - 1])} at the deployed gamma "
         f"{deployed}: guesses past position {gamma} are accepted too rarely (conditional acceptance "

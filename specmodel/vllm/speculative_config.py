@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from specmodel.errors import SpecModelError
 from specmodel.model.drafters import check_drafter, drafter_kind
 from specmodel.model.specs import architecture_catalog
+from specmodel.safe_input import excerpt
 
 #: The drafter that stands for every drafter without weights of its own.
 ZERO_COST_DRAFTER = "ngram"
@@ -18,9 +19,16 @@ _LOOKUP_METHODS = ("ngram", "ngram_gpu", "suffix")
 #: vLLM head methods the model costs from their structure, and the head that stands for each.
 _HEADS = {"eagle": "eagle", "eagle3": "eagle3", "mtp": "mtp"}
 #: Other vLLM methods with a small head on the target's hidden states: costed as zero-cost.
-_OTHER_HEAD_METHODS = ("medusa", "mlp_speculator", "dflash")
+_OTHER_HEAD_METHODS = ("medusa", "mlp_speculator")
+#: Drafters seen in real deployments that draft from several target layers' hidden states
+#: with a small network of their own: costed as the nearest modelled head, EAGLE-3.
+_NEAREST_HEAD = {"dflash": "eagle3", "dspark": "eagle3"}
+#: Longest --speculative-config read (characters): far above any real one.
+_MAX_CONFIG = 64 * 1024
 _SUPPORTED = (
-    "methods " + ", ".join(_LOOKUP_METHODS + tuple(_HEADS) + _OTHER_HEAD_METHODS) + ", *_mtp, draft_model "
+    "methods "
+    + ", ".join(_LOOKUP_METHODS + tuple(_HEADS) + _OTHER_HEAD_METHODS + tuple(_NEAREST_HEAD))
+    + ", *_mtp, draft_model "
     "(a model of the catalogue, e.g. Qwen/Qwen3-0.6B or meta-llama/Llama-3.2-1B)"
 )
 
@@ -87,12 +95,16 @@ def deployment_from_speculative_config(text: str) -> Deployment:
     >>> deployment_from_speculative_config('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}')
     Deployment(drafter='qwen3-0.6b', gamma=4, description='draft model Qwen/Qwen3-0.6B', note=None)
     """
+    if len(text) > _MAX_CONFIG:
+        raise SpecModelError(f"--speculative-config is {len(text):,} characters long; at most {_MAX_CONFIG:,} are read")
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecModelError(f"--speculative-config is not valid JSON: {exc.msg} at character {exc.pos}") from None
+    except RecursionError:
+        raise SpecModelError("--speculative-config nests too deeply to be a vLLM configuration") from None
     if not isinstance(config, dict):
-        raise SpecModelError(f"--speculative-config must be a JSON object; got {text.strip()[:40]!r}")
+        raise SpecModelError(f"--speculative-config must be a JSON object; got {excerpt(text.strip(), 40)}")
     gamma = _speculative_tokens(config)
     method = _method(config)
     if method in _LOOKUP_METHODS:
@@ -104,6 +116,13 @@ def deployment_from_speculative_config(text: str) -> Deployment:
             None
             if head == method
             else (f"method {method!r} is costed as the '{head}' head (see specmodel/data/heads.toml)")
+        )
+        return Deployment(head, gamma, f"method {method}", note)
+    if method in _NEAREST_HEAD:
+        head = _NEAREST_HEAD[method]
+        note = (
+            f"method {method!r} drafts from several target layers' hidden states with a small network of its "
+            f"own; costed as the nearest modelled head, '{head}' (see specmodel/data/heads.toml)"
         )
         return Deployment(head, gamma, f"method {method}", note)
     if method in _OTHER_HEAD_METHODS:
