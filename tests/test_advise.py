@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from specmodel import SpecModelError, evaluate_per_position
 from specmodel.model.acceptance import per_position_acceptance
 from specmodel.vllm.advise import (
-    CLEARLY_BEATEN_GAIN_SHARE,
     MIN_GAIN,
     VERDICTS,
     advise,
+    break_even_alpha,
     conditional_acceptance,
 )
 from specmodel.vllm.engine import simulate, simulate_per_position
@@ -49,43 +49,80 @@ def test_conditionals_multiply_back_to_the_per_position_rates(conditionals):
 # --- the rule -----------------------------------------------------------------------------
 
 
-def test_one_sequence_with_a_draft_model_lowers_gamma_4_to_3():
+def test_one_sequence_with_a_draft_model_keeps_gamma_4_within_the_tolerance():
+    # gamma 3 gives 1.97x against 1.93x at gamma 4 (the article's 1.94x): a 2% gain, inside
+    # the model's 3% tolerance, is no reason to change anything.
     a = advise(ARTICLE, 1, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
-    assert a.speedup[3] == pytest.approx(1.93, abs=0.01)  # the article's 1.94x at gamma 4
-    assert (a.recommended_gamma, a.verdict, a.recommended_drafter) == (3, "lower-gamma", "qwen3-0.6b")
-    assert "1.97x" in a.reason and "1.93x" in a.reason
+    assert a.speedup[3] == pytest.approx(1.93, abs=0.01) and a.speedup[2] == pytest.approx(1.97, abs=0.01)
+    assert (a.recommended_gamma, a.verdict) == (4, "keep")
+    assert "1.97x" in a.reason and "1.93x" in a.reason and "3%" in a.reason
 
 
 def test_a_zero_cost_drafter_at_one_sequence_keeps_gamma_4():
     a = advise(ARTICLE, 1, 2048, deployment_from_drafter("ngram"))
     assert (a.recommended_gamma, a.verdict) == (4, "keep")
-    assert a.zero_cost_speedup is None
+    assert "ngram" not in [alt.drafter for alt in a.alternatives]
 
 
-def test_sixty_four_sequences_switch_from_the_draft_model():
+def test_sixty_four_sequences_lower_the_draft_models_gamma_and_name_what_to_try():
     a = advise(ARTICLE, 64, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
-    assert a.verdict == "switch-drafter" and a.recommended_drafter == "ngram"
     assert a.speedup[3] == pytest.approx(0.89, abs=0.01)  # the article's 0.88x
-    assert a.recommended_gamma == int(np.argmax(a.zero_cost_speedup)) + 1
+    # gamma 1 still pays (about 1.17x): the gamma refers to the deployed drafter, not to another one.
+    assert (a.verdict, a.recommended_gamma) == ("lower-gamma", 1) and a.speedup[0] > 1 + MIN_GAIN
+    ngram = next(alt for alt in a.alternatives if alt.drafter == "ngram")
+    assert ngram.break_even_alpha is not None and 0 < ngram.break_even_alpha < 0.75
 
 
-def test_a_draft_model_that_loses_everywhere_is_switched_if_acceptance_would_pay():
-    a = advise(ARTICLE, 1024, 2048, deployment_from_drafter("qwen3-0.6b"))
-    assert max(a.speedup) <= 1.0 and a.verdict == "switch-drafter"
+def test_recommended_gamma_always_refers_to_the_deployed_drafter():
+    for concurrency in (1, 8, 64, 1024):
+        a = advise(ARTICLE, concurrency, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
+        if a.recommended_gamma:
+            assert a.speedup[a.recommended_gamma - 1] > 1 + MIN_GAIN
+
+
+def test_a_break_even_acceptance_is_where_the_alternative_just_beats_the_goal():
+    from specmodel import Settings, evaluate
+
+    settings = Settings()
+    alt = break_even_alpha("ngram", 1.5, 64, 2048, "h100-sxm", "qwen3-8b", settings, "ideal")
+    assert alt.break_even_alpha is not None and alt.gamma is not None
+    at = evaluate(
+        concurrency=64, drafter="ngram", acceptance="same", alpha=alt.break_even_alpha, gamma=alt.gamma, engine="ideal"
+    ).speedup
+    assert float(at) == pytest.approx(1.5, rel=0.02)
+    below = evaluate(
+        concurrency=64,
+        drafter="ngram",
+        acceptance="same",
+        alpha=alt.break_even_alpha - 0.02,
+        gamma=list(range(1, 11)),
+        engine="ideal",
+    ).speedup
+    assert below.max() < 1.5
 
 
 def test_acceptance_too_low_for_any_drafter_turns_speculation_off():
     # 1024 short prompts: the verify pass is compute-bound, so even free guesses cost time.
     for drafter in ("qwen3-0.6b", "ngram"):
         a = advise([0.05, 0.002], 1024, 128, deployment_from_drafter(drafter))
-        assert (a.verdict, a.recommended_gamma, a.recommended_drafter) == ("off", 0, None)
-        assert max(a.speedup) < 1.0 and (a.zero_cost_speedup is None or max(a.zero_cost_speedup) < 1.0)
-        assert "no gamma beats plain decoding" in a.reason
+        assert (a.verdict, a.recommended_gamma) == ("off", 0)
+        assert max(a.speedup) < 1.0
+        assert "no gamma" in a.reason
 
 
 def test_nothing_accepted_turns_speculation_off():
     a = advise([0.0, 0.0], 1, 2048, deployment_from_drafter("qwen3-0.6b"))
-    assert a.verdict == "off" and max(a.zero_cost_speedup) <= 1.0 + 1e-9
+    assert a.verdict == "off" and a.recommended_gamma == 0
+
+
+def test_a_change_for_no_gain_is_not_advised():
+    # Flat acceptance past position 2: every gamma from 2 on gives about the same speedup.
+    a = advise([0.9, 0.5, 0.0005, 0.0004], 1, 2048, deployment_from_drafter("ngram"), engine="ideal")
+    best = int(np.argmax(a.speedup)) + 1
+    if a.verdict == "lower-gamma":
+        assert a.speedup[best - 1] > (1 + MIN_GAIN) * a.speedup[3]
+    else:
+        assert a.verdict == "keep" and a.speedup[best - 1] <= (1 + MIN_GAIN) * a.speedup[3]
 
 
 def test_predictions_are_the_models():
@@ -104,22 +141,20 @@ def test_predictions_are_the_models():
 def test_the_verdict_follows_the_documented_rule(conditionals, concurrency, drafter):
     u = np.cumprod(conditionals)
     a = advise(u, concurrency, 2048, deployment_from_drafter(drafter))
-    s, z = np.array(a.speedup), a.zero_cost_speedup
+    s = np.array(a.speedup)
     assert a.verdict in VERDICTS and 0 <= a.recommended_gamma <= len(u)
     best = int(np.argmax(s)) + 1 if s.max() > 1 + MIN_GAIN else 0
-    switch = (
-        z is not None
-        and max(z) > 1 + MIN_GAIN
-        and (best == 0 or s.max() - 1 < CLEARLY_BEATEN_GAIN_SHARE * (max(z) - 1))
-    )
-    if switch:
-        assert a.verdict == "switch-drafter" and a.recommended_gamma == int(np.argmax(z)) + 1
-    elif best == 0:
+    if best == 0:
         assert a.verdict == "off" and a.recommended_gamma == 0
-    elif best == len(u):
-        assert a.verdict == "keep" and a.recommended_gamma == len(u)
-    else:
+    elif best != len(u) and s[best - 1] > (1 + MIN_GAIN) * s[-1]:
         assert a.verdict == "lower-gamma" and a.recommended_gamma == best
+    else:
+        assert a.verdict == "keep" and a.recommended_gamma == len(u)
+    goal = (1 + MIN_GAIN) * max(1.0, s[a.recommended_gamma - 1] if a.recommended_gamma else 1.0)
+    for alt in a.alternatives:
+        assert alt.drafter != drafter
+        assert alt.break_even_alpha is None or 0 < alt.break_even_alpha < 1
+    assert goal > 1
 
 
 def test_simulated_metrics_lead_back_to_the_simulated_profile():
@@ -228,7 +263,7 @@ def test_advise_text_from_a_scrape():
         "ideal",
     )
     assert out.returncode == 0, out.stderr
-    for needle in ("conditional", "Predicted speedup", "Recommended gamma: 3", "Verdict: keep - "):
+    for needle in ("conditional", "Predicted speedup", "Recommended gamma for ngram: 3", "Verdict: keep - "):
         assert needle in out.stdout
 
 

@@ -183,8 +183,15 @@ def test_token_row_is_one_iteration(sim):
 
 
 def test_url_keeps_the_setting_and_a_reload_restores_it(sim):
-    setting = {"concurrency": 64, "context": 8192, "gamma": 2, "drafter": "ngram", "acceptance": "same", "alpha": 0.8,
-               "engine": "vllm"}
+    setting = {
+        "concurrency": 64,
+        "context": 8192,
+        "gamma": 2,
+        "drafter": "ngram",
+        "acceptance": "same",
+        "alpha": 0.8,
+        "engine": "vllm",
+    }
     set_controls(sim, setting)
     query = parse_qs(urlsplit(sim.url).query)
     assert {k: v[0] for k, v in query.items()} == {k: str(v) for k, v in setting.items()}

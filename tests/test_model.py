@@ -136,8 +136,15 @@ def test_bad_input_names_the_value():
 
 
 def test_sweep_has_one_row_per_scenario():
-    df = sweep(concurrency=[1, 2], context=[512], gamma=[2, 4], drafter=["ngram"], acceptance=["same"], alpha=[0.5],
-               engine=["ideal"])
+    df = sweep(
+        concurrency=[1, 2],
+        context=[512],
+        gamma=[2, 4],
+        drafter=["ngram"],
+        acceptance=["same"],
+        alpha=[0.5],
+        engine=["ideal"],
+    )
     assert len(df) == 4
     assert list(df.columns[:6]) == ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha"]
     assert {"speedup", "verify_gib", "per_position_4"} <= set(df.columns)

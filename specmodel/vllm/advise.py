@@ -25,7 +25,7 @@ The rule (every number from the model, :func:`specmodel.evaluate_per_position`):
    the advice never predicts a speedup for one. For each other drafter that can serve the
    target it gives the break-even acceptance instead: the smallest alpha (the ``same``
    profile, any gamma 1..10) at which that drafter would beat the deployed drafter's best
-   setting by more than ``MIN_GAIN``, to try and measure (:func:`break_even_alpha`).
+   setting by more than ``MIN_GAIN``, to try and measure (:func:`break_even_alphas`).
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def advise(
     goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
     others = [d for d in drafter_names(target) if d != deployment.drafter]
     alternatives = tuple(sorted(
-        (break_even_alpha(d, goal, concurrency, context, hardware, target, settings, engine) for d in others),
+        break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine),
         key=lambda alt: (alt.break_even_alpha is None, alt.break_even_alpha or 0.0, alt.drafter)))  # fmt: skip
     reason = _reason(verdict, s, deployed, gamma, deployment.drafter, int(concurrency), conditional_acceptance(u))
     return Advice(
@@ -204,6 +204,43 @@ def decide(s: FloatArray, deployed: int) -> tuple[str, int]:
     return "keep", deployed
 
 
+#: The alphas the break-even search evaluates (the crossing is interpolated between them).
+BREAK_EVEN_ALPHAS = tuple(round(0.05 * i, 2) for i in range(1, 20)) + (0.99,)
+
+
+def break_even_alphas(
+    drafters: list[str],
+    goal: float,
+    concurrency: int,
+    context: int,
+    hardware: str,
+    target: str,
+    settings: Settings,
+    engine: str,
+) -> list[Alternative]:
+    """For each drafter, the smallest alpha of the ``same`` profile at which it reaches a
+    speedup of ``goal`` at its best gamma of :data:`ALTERNATIVE_GAMMAS`: linearly interpolated
+    between the alphas of :data:`BREAK_EVEN_ALPHAS`
+    (:func:`specmodel.model.breakeven.first_crossing`), with the best gamma at the first alpha
+    past it. One grid evaluation for all drafters."""
+    if not drafters:
+        return []
+    alphas, gammas = np.array(BREAK_EVEN_ALPHAS), np.array(ALTERNATIVE_GAMMAS)
+    speedup = evaluate(concurrency=concurrency, context=context, drafter=np.array(drafters)[:, None, None],
+                       acceptance="same", alpha=alphas[None, :, None], gamma=gammas[None, None, :],
+                       hardware=hardware, target=target, engine=engine, settings=settings).speedup  # fmt: skip
+    out = []
+    for drafter, grid in zip(drafters, speedup, strict=True):
+        best = grid.max(axis=1)
+        alpha = float(alphas[0]) if best[0] >= goal else first_crossing(alphas, best, goal)
+        if np.isnan(alpha):
+            out.append(Alternative(drafter, None, None))
+            continue
+        past = int(np.searchsorted(alphas, alpha))
+        out.append(Alternative(drafter, alpha, int(np.argmax(grid[min(past, len(alphas) - 1)])) + 1))
+    return out
+
+
 def break_even_alpha(
     drafter: str,
     goal: float,
@@ -214,21 +251,8 @@ def break_even_alpha(
     settings: Settings,
     engine: str,
 ) -> Alternative:
-    """The smallest alpha of the ``same`` profile at which ``drafter``, at its best gamma of
-    :data:`ALTERNATIVE_GAMMAS`, reaches a speedup of ``goal`` (interpolated on a 0.01 grid of
-    alpha; :func:`specmodel.model.breakeven.first_crossing`)."""
-    alphas = np.round(np.arange(0.01, 0.995, 0.01), 2)
-    grid = evaluate(concurrency=concurrency, context=context, drafter=drafter, acceptance="same",
-                    alpha=alphas[:, None], gamma=np.array(ALTERNATIVE_GAMMAS)[None, :], hardware=hardware,
-                    target=target, engine=engine, settings=settings).speedup  # fmt: skip
-    best = grid.max(axis=1)
-    alpha = first_crossing(alphas, best, goal) if best[0] < goal else float(alphas[0])
-    if np.isnan(alpha):
-        return Alternative(drafter, None, None)
-    at = evaluate(concurrency=concurrency, context=context, drafter=drafter, acceptance="same", alpha=alpha,
-                  gamma=np.array(ALTERNATIVE_GAMMAS), hardware=hardware, target=target, engine=engine,
-                  settings=settings).speedup  # fmt: skip
-    return Alternative(drafter, float(alpha), int(np.argmax(at)) + 1)
+    """:func:`break_even_alphas` for one drafter."""
+    return break_even_alphas([drafter], goal, concurrency, context, hardware, target, settings, engine)[0]
 
 
 def _reason(
