@@ -1,42 +1,36 @@
-"""vLLM's speculative-decoding counters: render them as vLLM does, and read them back.
+"""vLLM's speculative-decoding counters (V1, and V0's totals): definitions, rendering, checks.
 
-vLLM (V1 engine) counts, for every draft it verifies (one per sequence per iteration):
-``num_drafts`` (+1), ``num_draft_tokens`` (+ the draft's length, gamma),
-``num_accepted_tokens`` (+ the accepted guesses) and ``num_accepted_tokens_per_pos[i]``
-(+1 for each accepted position i = 0 .. accepted - 1; a guess counts only if every guess
-before it was accepted). It reports them two ways (source: vllm-project/vllm,
-``vllm/v1/spec_decode/metrics.py``, commit ee4ceaae5953d367d8edd2132fd86d6c42506e1e):
-
-* ``SpecDecodingLogging.log()`` prints, once per logging interval (the counts are reset
-  after each line), the message :data:`LOG_FORMAT`, after vLLM's logger prefix, e.g.
-  ``(APIServer pid=2236552) INFO 09-09 11:51:35 [metrics.py:96] SpecDecoding metrics: ...``;
-* ``SpecDecodingProm`` registers Prometheus counters (cumulative since the server
-  started) named :data:`DRAFTS` etc., labelled ``model_name`` and ``engine``, plus
-  ``position`` (0-based) on :data:`ACCEPTED_PER_POSITION`; ``prometheus_client`` exposes
-  a counter with the ``_total`` suffix.
-
-This module renders :class:`SpecDecodeCounters` both ways (formatting), parses both back
-(text in, counters out, every bad line a one-line :class:`~specmodel.errors.SpecModelError`
-naming it), and reads files (:func:`read_text`). Prometheus text is parsed with
-``prometheus_client.parser``; only the log line, which no library reads, is matched here.
+vLLM's V1 engine counts, for every draft it verifies (one per sequence and iteration, and
+only a draft holding a guess: the scheduler calls ``SpecDecodingStats.observe_draft`` for
+requests with draft tokens): ``num_drafts`` (+1), ``num_draft_tokens`` (+ the draft's
+length, at most num_speculative_tokens = gamma), ``num_accepted_tokens`` (+ the accepted
+guesses), ``num_accepted_tokens_per_pos[j]`` (+1 for each accepted position j = 0 ..
+accepted - 1: a guess counts only if every guess before it was accepted) and, in newer
+versions, ``num_draft_tokens_per_pos[j]`` (+1 for each drafted position). So, exactly:
+per-position counts add up to their totals; draft tokens <= gamma drafts (equal for
+fixed-length drafters: draft model, EAGLE, MTP; n-gram drafts can be shorter); no count
+rises with position. It reports them (vllm-project/vllm, ``vllm/v1/spec_decode/metrics.py``,
+commit ee4ceaae5953d367d8edd2132fd86d6c42506e1e) as a line per logging interval
+(``SpecDecodingLogging.log()``: :data:`LOG_FORMAT` after vLLM's logger prefix, e.g.
+``(APIServer pid=2236552) INFO 09-09 11:51:35 [metrics.py:96] SpecDecoding metrics: ...``;
+other layouts: :mod:`specmodel.vllm.logs`) and as Prometheus counters since the server
+started (``SpecDecodingProm``: :data:`DRAFTS` etc., labelled ``model_name`` and
+``engine``, the per-position ones also 0-based ``position``; with the ``_total`` suffix).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import overload
 
 import numpy as np
 import numpy.typing as npt
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily
 
 from specmodel.errors import SpecModelError
+from specmodel.model.acceptance import alpha_for_mean_acceptance_length
 from specmodel.model.types import FloatArray
-from specmodel.safe_input import read_limited_text
 
 #: The text that marks vLLM's spec-decode log line; the parser relies on nothing before it.
 LOG_MARKER = "SpecDecoding metrics:"
@@ -61,16 +55,17 @@ DRAFTS = "vllm:spec_decode_num_drafts"
 DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
 ACCEPTED_TOKENS = "vllm:spec_decode_num_accepted_tokens"
 ACCEPTED_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos"
+DRAFT_TOKENS_PER_POSITION = "vllm:spec_decode_num_draft_tokens_per_pos"
 
-#: Help texts vLLM gives them.
-_DOCUMENTATION = {
-    DRAFTS: "Number of spec decoding drafts.",
-    DRAFT_TOKENS: "Number of draft tokens.",
-    ACCEPTED_TOKENS: "Number of accepted tokens.",
-    ACCEPTED_PER_POSITION: "Accepted tokens per draft position.",
-}
+#: What only the V0 engine exposed (``vllm/engine/metrics.py``): two gauges (draft
+#: acceptance rate, system efficiency) and the emitted-tokens counter.
+V0_METRICS = (
+    "vllm:spec_decode_draft_acceptance_rate",
+    "vllm:spec_decode_efficiency",
+    "vllm:spec_decode_num_emitted_tokens_total",
+)
 
-#: Labels on every vLLM metric, and the extra label of the per-position counter.
+#: Labels on every vLLM metric, and the extra label of the per-position counters.
 LABELS = ("model_name", "engine")
 POSITION_LABEL = "position"
 
@@ -85,21 +80,29 @@ _EPS = 1e-9
 class SpecDecodeCounters:
     """vLLM's spec-decode counters over some interval (counts; floats as Prometheus holds them).
 
-    ``accepted_per_position[i]`` counts drafts whose guess i + 1 was accepted (vLLM's
-    position label i), so its length is num_speculative_tokens (gamma). The fields may also
-    be numpy arrays over many scenarios (positions on the last axis of
-    ``accepted_per_position``); vLLM's definitions below then apply elementwise.
+    ``accepted_per_position[j]`` counts drafts whose guess j + 1 was accepted (vLLM's
+    position label j), so its length is gamma; ``draft_tokens_per_position[j]``, when known
+    (``num_draft_tokens_per_pos``), drafts that held a guess j + 1. ``notes`` say how the
+    counters were inferred where the source did not give them. The fields may also be
+    numpy arrays over scenarios (positions on the last axis); the definitions apply elementwise.
     """
 
     num_drafts: float
     num_draft_tokens: float
     num_accepted_tokens: float
     accepted_per_position: tuple[float, ...]
+    draft_tokens_per_position: tuple[float, ...] | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def gamma(self) -> int:
         """Draft positions counted: vLLM's num_speculative_tokens."""
         return int(np.shape(self.accepted_per_position)[-1])
+
+    def __repr__(self) -> str:  # the optional fields only when set, as before they existed
+        optional = ("draft_tokens_per_position", "notes")
+        shown = (name for name in self.__dataclass_fields__ if name not in optional or getattr(self, name))
+        return f"SpecDecodeCounters({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
 
 
 # --- vLLM's definitions -------------------------------------------------------------------
@@ -121,18 +124,45 @@ def _ratio(numerator: npt.ArrayLike, denominator: npt.ArrayLike, empty: float) -
     return float(out) if out.ndim == 0 else out
 
 
-def per_position_rate(counters: SpecDecodeCounters) -> np.ndarray:
-    """Per-position acceptance rate ``accepted_per_pos[i] / num_drafts``: the share of drafts
-    whose guess i + 1 reached the output (unconditional). vLLM: ``SpecDecodingLogging.log``
-    (``np.sum(pos_matrix, axis=0) / num_drafts``); PromQL
-    ``vllm:spec_decode_num_accepted_tokens_per_pos / vllm:spec_decode_num_drafts``.
-    NaN where there were no drafts.
+def logged_position_rate(counters: SpecDecodeCounters) -> np.ndarray:
+    """vLLM's logged per-position rate ``accepted_per_pos[j] / num_drafts`` (``np.sum(pos_matrix,
+    axis=0) / num_drafts`` in ``SpecDecodingLogging.log``); NaN where there were no drafts.
 
-    >>> per_position_rate(SpecDecodeCounters(4, 8, 3, (2, 1))).tolist()
+    >>> logged_position_rate(SpecDecodeCounters(4, 8, 3, (2, 1))).tolist()
     [0.5, 0.25]
     """
     per_pos = np.asarray(counters.accepted_per_position, dtype=float)
     return np.asarray(_ratio(per_pos, np.asarray(counters.num_drafts, dtype=float)[..., None], math.nan))
+
+
+def per_position_rate(counters: SpecDecodeCounters) -> np.ndarray:
+    """The unconditional per-position acceptance the model wants, u_j = P(guess j reaches the
+    output) for a draft of gamma guesses: accepted at position j over the drafts that held a
+    guess j (that could have reached it). NaN where there were no drafts.
+
+    * Without ``draft_tokens_per_position``: ``accepted_per_pos[j] / num_drafts``
+      (:func:`logged_position_rate`; PromQL ``vllm:spec_decode_num_accepted_tokens_per_pos
+      / vllm:spec_decode_num_drafts``). Exact when every draft holds gamma guesses; with
+      shorter drafts (n-gram) a guess never drafted counts as rejected, an underestimate.
+    * With it (vLLM's ``num_draft_tokens_per_pos``): ``accepted_per_pos[j] /
+      draft_tokens_per_pos[j]``. (``draft_tokens_per_pos[0] / num_drafts`` is 1: vLLM counts
+      only drafts holding a guess; were it less, the empty drafts would bear on no
+      position's acceptance, so it does not scale the rate either.) This assumes a draft's
+      length does not depend on whether its guesses would be accepted; where the ratio
+      still rises with position (long drafts being the better ones), the running minimum
+      is kept, since a draft's u_j cannot rise. A position never drafted gets 0.
+
+    >>> per_position_rate(SpecDecodeCounters(4, 8, 3, (2, 1))).tolist()
+    [0.5, 0.25]
+    >>> per_position_rate(SpecDecodeCounters(10, 24, 9, (6, 3, 0), (10, 8, 6))).tolist()
+    [0.6, 0.375, 0.0]
+    """
+    if counters.draft_tokens_per_position is None:
+        return logged_position_rate(counters)
+    per_pos = np.asarray(counters.accepted_per_position, dtype=float)
+    rates = np.asarray(_ratio(per_pos, np.asarray(counters.draft_tokens_per_position, dtype=float), 0.0))
+    rates = np.where(np.asarray(counters.num_drafts, dtype=float)[..., None] > 0, rates, math.nan)
+    return np.minimum.accumulate(rates, axis=-1)
 
 
 def mean_acceptance_length(counters: SpecDecodeCounters) -> float:
@@ -180,6 +210,69 @@ def counters_summary(counters: SpecDecodeCounters) -> dict[str, float]:
     }
 
 
+# --- V0 ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class V0Totals:
+    """The V0 engine's counts (vLLM 0.5 to 0.9, ``vllm/spec_decode/metrics.py``), as its
+    "Speculative metrics" log line gives them: totals since the server started. V0 drafted
+    ``num_spec_tokens`` = k tokens a sequence and step; its accepted tokens count every
+    guess the target accepted, even after a rejection (``RejectionSampler._create_output``:
+    ``accepted.sum()``); its emitted tokens (accepted in order, plus one) reach the output."""
+
+    line: int  #: of the log line
+    num_spec_tokens: int
+    accepted: int
+    drafted: int
+    emitted: int
+    acceptance_rate: float  #: accepted / drafted, as logged (%.3f)
+    efficiency: float  #: emitted / (drafts (k + 1)), as logged (%.3f)
+
+
+def check_v0_totals(t: V0Totals, where: str) -> None:
+    """Raise unless V0's arithmetic holds: draft tokens a multiple of k (drafts = draft
+    tokens / k); 1 to k + 1 emitted tokens a draft; emitted - drafts (accepted in order)
+    <= accepted <= draft tokens; the logged ratios (3 decimals) match the counts."""
+    k, accepted, drafted, emitted, rate, efficiency = (t.num_spec_tokens, t.accepted, t.drafted, t.emitted,
+                                                        t.acceptance_rate, t.efficiency)  # fmt: skip
+    drafts, ok = drafted // max(k, 1), _RATE_SLACK + 1e-6
+    for broken, what in (
+        (k < 1 or drafted % k, f"Number of draft tokens {drafted} is not a multiple of speculative tokens {k}"),
+        (accepted > drafted, f"Number of accepted tokens {accepted} exceeds Number of draft tokens {drafted}"),
+        (not drafts <= emitted <= drafts * (k + 1), f"Number of emitted tokens {emitted} is not 1 to {k + 1} for "
+         f"each of the {drafts} drafts (draft tokens / {k})"),
+        (emitted - drafts > accepted, f"Number of emitted tokens - drafts = {emitted - drafts} (accepted in order) "
+         f"exceeds Number of accepted tokens {accepted}"),
+        (drafts and not abs(rate - accepted / drafted) <= ok, f"Draft acceptance rate {rate} is not accepted / "
+         f"draft tokens = {accepted}/{drafted}"),
+        (drafts and not abs(efficiency - emitted / (drafts * k + drafts)) <= ok, f"System efficiency {efficiency} "
+         f"is not emitted / ((k + 1) drafts) = {emitted}/{drafts * (k + 1)}"),
+    ):  # fmt: skip
+        if broken:
+            raise SpecModelError(f"{where}: {what}")
+
+
+def v0_counters(t: V0Totals) -> SpecDecodeCounters:
+    """Counters from V0 totals. Without per-position counts, the same acceptance alpha is
+    assumed at every position (u_j = alpha^j): the alpha whose expected tokens a draft,
+    ``1 + sum_j u_j = (1 - alpha^(k+1)) / (1 - alpha)``, are the emitted tokens a draft; the
+    accepted tokens (V1's sense, in order) are emitted - drafts. ``notes`` say so."""
+    k, drafts = t.num_spec_tokens, t.drafted / t.num_spec_tokens
+    if drafts == 0:
+        return SpecDecodeCounters(0.0, 0.0, 0.0, (0.0,) * k)
+    emitted, accepted = t.emitted / drafts, t.emitted - drafts
+    alpha = float(alpha_for_mean_acceptance_length(emitted, k))
+    note = (
+        f"vLLM V0 log (totals since the server started, line {t.line}) has no per-position counts: assumed the same "
+        f"acceptance alpha = {alpha:.3f} at every position (u_j = alpha^j), solved from {emitted:.3f} tokens emitted "
+        f"a draft = (1 - alpha^{k + 1}) / (1 - alpha), drafts = {t.drafted} draft tokens / {k}; accepted tokens = "
+        f"emitted - drafts = {accepted:g} (V0's count, {t.accepted}, also has guesses accepted after a rejection)"
+    )
+    per_position = tuple(drafts * alpha**j for j in range(1, k + 1))
+    return SpecDecodeCounters(drafts, float(t.drafted), accepted, per_position, notes=(note,))
+
+
 # --- rendering ----------------------------------------------------------------------------
 
 
@@ -192,7 +285,7 @@ def format_log_message(counters: SpecDecodeCounters, elapsed_s: float) -> str:
 Drafted throughput: 200.00 tokens/s, Accepted: 161 tokens, Drafted: 400 tokens, \
 Per-position acceptance rate: 0.750, 0.480, 0.260, 0.120, Avg Draft acceptance rate: 40.2%'
     """
-    rates = ", ".join(f"{p:.3f}" for p in per_position_rate(counters))
+    rates = ", ".join(f"{p:.3f}" for p in logged_position_rate(counters))
     return LOG_FORMAT % (
         mean_acceptance_length(counters),
         throughput(counters.num_accepted_tokens, elapsed_s),
@@ -204,73 +297,104 @@ Per-position acceptance rate: 0.750, 0.480, 0.260, 0.120, Avg Draft acceptance r
     )
 
 
-class _CountersCollector:
-    """A prometheus_client collector that exposes fixed counter values."""
-
-    def __init__(self, counters: SpecDecodeCounters, labels: tuple[str, str]):
-        self.counters, self.labels = counters, list(labels)
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        c = self.counters
-        for name, value in (
-            (DRAFTS, c.num_drafts),
-            (DRAFT_TOKENS, c.num_draft_tokens),
-            (ACCEPTED_TOKENS, c.num_accepted_tokens),
-        ):
-            family = CounterMetricFamily(name, _DOCUMENTATION[name], labels=list(LABELS))
-            family.add_metric(self.labels, float(value))
-            yield family
-        family = CounterMetricFamily(
-            ACCEPTED_PER_POSITION, _DOCUMENTATION[ACCEPTED_PER_POSITION], labels=[*LABELS, POSITION_LABEL]
-        )
-        for position, value in enumerate(c.accepted_per_position):
-            family.add_metric([*self.labels, str(position)], float(value))
-        yield family
-
-
 def format_exposition(counters: SpecDecodeCounters, model_name: str = "Qwen/Qwen3-8B", engine: str = "0") -> str:
-    """The four spec-decode counters as vLLM's ``/metrics`` exposes them (Prometheus text
-    format, rendered by ``prometheus_client``): ``vllm:spec_decode_num_drafts_total``,
-    ``..._num_draft_tokens_total``, ``..._num_accepted_tokens_total`` and
-    ``..._num_accepted_tokens_per_pos_total{position="0".."gamma-1"}``, each labelled
-    ``model_name`` and ``engine``. (No ``_created`` samples, so the text is deterministic.)
+    """The counters as vLLM's ``/metrics`` exposes them (Prometheus text, rendered by
+    ``prometheus_client`` in :mod:`specmodel.vllm.prometheus`): :data:`DRAFTS` etc. with
+    ``_total``, labelled ``model_name`` and ``engine``, the per-position ones ``position``
+    "0" to "gamma-1". (No ``_created`` samples, so the text is deterministic.)
 
     >>> print(format_exposition(SpecDecodeCounters(4, 8, 3, (2, 1))).splitlines()[2])
     vllm:spec_decode_num_drafts_total{engine="0",model_name="Qwen/Qwen3-8B"} 4.0
     """
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_CountersCollector(counters, (model_name, engine)))
-    return generate_latest(registry).decode("utf-8")
+    from specmodel.vllm.prometheus import render_exposition  # the Prometheus side, which imports this module
+
+    return render_exposition(counters, model_name, engine)
 
 
-def check_counters(c: SpecDecodeCounters, source: str) -> None:
-    """Raise unless the counters obey vLLM's arithmetic: some drafts; accepted <= draft
-    tokens; per-position counts within the drafts and not rising with position."""
+# --- what vLLM's arithmetic guarantees ----------------------------------------------------
+
+
+def check_counters(c: SpecDecodeCounters, source: str, rounding: float = 0.0) -> None:
+    """Raise, naming the counters that disagree, unless they obey vLLM's arithmetic (module
+    docstring): every count finite and >= 0; some drafts; accepted <= draft tokens; at most
+    one draft token per position per draft; per-position counts within the drafts, not
+    rising with position, and adding up to the accepted tokens (within ``rounding``
+    tokens, for counts rebuilt from logged rates); the per-position draft counts likewise."""
+    scalars = (c.num_drafts, c.num_draft_tokens, c.num_accepted_tokens)
+    vectors = (*c.accepted_per_position, *(c.draft_tokens_per_position or ()))
+    if not all(math.isfinite(x) and x >= 0 for x in (*scalars, *vectors)):
+        raise SpecModelError(f"{source}: a spec-decode count is infinite, NaN or negative; counts are finite and >= 0")
     if c.num_drafts <= 0:
         raise SpecModelError(f"{source}: {DRAFTS}_total is 0; no drafts to learn acceptance from")
     if c.num_accepted_tokens > c.num_draft_tokens:
         raise SpecModelError(
             f"{source}: {c.num_accepted_tokens:g} accepted tokens exceed {c.num_draft_tokens:g} draft tokens"
         )
-    bound = c.num_drafts
-    for position, value in enumerate(c.accepted_per_position):
-        if value > bound + _EPS:
+    if c.num_draft_tokens > c.gamma * c.num_drafts * (1 + _EPS):
+        raise SpecModelError(
+            f"{source}: {DRAFT_TOKENS}_total / {DRAFTS}_total = {c.num_draft_tokens:g} / {c.num_drafts:g} = "
+            f"{c.num_draft_tokens / c.num_drafts:.4g} draft tokens per draft, but {ACCEPTED_PER_POSITION}_total "
+            f"has {c.gamma} positions (0 to {c.gamma - 1}); a draft holds at most one token per position: "
+            "is the scrape trimmed, or are its counters from different servers?"
+        )
+    _check_falling(ACCEPTED_PER_POSITION, c.accepted_per_position, c.num_drafts, source)
+    _check_sum(ACCEPTED_PER_POSITION, c.accepted_per_position, ACCEPTED_TOKENS, c.num_accepted_tokens, source, rounding)
+    if c.draft_tokens_per_position is not None:
+        _check_drafted(c, c.draft_tokens_per_position, source)
+
+
+def _check_falling(name: str, counts: tuple[float, ...], drafts: float, source: str) -> None:
+    """Per-position counts within the drafts and not rising with position."""
+    bound = drafts
+    for position, value in enumerate(counts):
+        if value > bound * (1 + _EPS) + _EPS:
             what = "drafts" if position == 0 else f"position {position - 1}'s count"
             raise SpecModelError(
-                f"{source}: {ACCEPTED_PER_POSITION}_total position {position} is {value:g}, more than {what} "
-                f"({bound:g}); a guess counts only if the one before it was accepted"
+                f"{source}: {name}_total position {position} is {value:g}, more than {what} "
+                f"({bound:g}); a guess counts only if the one before it was counted"
             )
         bound = value
 
 
+def _check_sum(name: str, counts: tuple[float, ...], total_name: str, total: float, source: str, slack: float) -> None:
+    """Per-position counts add up to their total (each counted token is at one position)."""
+    added = math.fsum(counts)
+    if abs(added - total) > slack + 1e-9 * max(1.0, total):
+        raise SpecModelError(
+            f"{source}: {name}_total positions 0 to {len(counts) - 1} add up to {added:g}, but {total_name}_total "
+            f"is {total:g}; vLLM counts each token at its position: are positions missing, or counters mixed?"
+        )
+
+
+def _check_drafted(c: SpecDecodeCounters, drafted: tuple[float, ...], source: str) -> None:
+    """The per-position draft counts: one per position, within the drafts, not rising, adding
+    up to the draft tokens, and never fewer than the accepted tokens at the same position."""
+    if len(drafted) != c.gamma:
+        raise SpecModelError(
+            f"{source}: {DRAFT_TOKENS_PER_POSITION}_total has {len(drafted)} positions but "
+            f"{ACCEPTED_PER_POSITION}_total has {c.gamma}; vLLM counts both for every position"
+        )
+    _check_falling(DRAFT_TOKENS_PER_POSITION, drafted, c.num_drafts, source)
+    _check_sum(DRAFT_TOKENS_PER_POSITION, drafted, DRAFT_TOKENS, c.num_draft_tokens, source, 0.0)
+    for position, (accepted, held) in enumerate(zip(c.accepted_per_position, drafted)):
+        if accepted > held * (1 + _EPS) + _EPS:
+            raise SpecModelError(
+                f"{source}: position {position}: {ACCEPTED_PER_POSITION}_total {accepted:g} exceeds "
+                f"{DRAFT_TOKENS_PER_POSITION}_total {held:g}; a guess must be drafted to be accepted"
+            )
+
+
 # --- reading files ------------------------------------------------------------------------
 
+#: Largest scrape read whole (bytes): far above any real one (vLLM's /metrics is ~100 KB).
+MAX_INPUT_BYTES = 64 * 2**20
 
-#: Largest scrape or log read whole (bytes).
-MAX_INPUT_BYTES = 256 * 2**20
 
+def read_text(path: str | Path, option: str, limit: int = MAX_INPUT_BYTES) -> str:
+    """The text of ``path`` (UTF-8, at most ``limit`` bytes, read in chunks, so a device such
+    as /dev/zero fails at once), or a one-line error naming ``option`` and the file if it is
+    missing, unreadable, too large, empty or binary. (The file readers, this one and the
+    line-by-line :func:`~specmodel.vllm.prometheus.marker_lines`, are in that module.)"""
+    from specmodel.vllm.prometheus import read_whole
 
-def read_text(path: str | Path, option: str) -> str:
-    """The text of ``path`` (UTF-8, at most :data:`MAX_INPUT_BYTES`), or a one-line error
-    naming ``option`` and the file if it is missing, unreadable, too large, empty or binary."""
-    return read_limited_text(Path(path), f"{option} {str(path)!r}", MAX_INPUT_BYTES)
+    return read_whole(path, option, limit)

@@ -1,42 +1,107 @@
-"""vLLM's spec-decode Prometheus counters: read them back from a scrape of ``/metrics``.
+"""vLLM's spec-decode Prometheus counters: render them as a scrape of ``/metrics`` and read
+them back; and the bounded file readers (a scrape read whole, a log streamed by line).
 
-Prometheus text is parsed with ``prometheus_client.parser``. See
-:mod:`specmodel.vllm.metrics` for the counters and their names.
+Prometheus text is rendered and parsed with ``prometheus_client``. See
+:mod:`specmodel.vllm.metrics` for the counters, their names and what they guarantee. A
+scrape of the V0 engine (its gauges and emitted-tokens counter,
+:data:`~specmodel.vllm.metrics.V0_METRICS`) has no drafts, no per-position counts and not
+the number of speculative tokens: it is refused, naming the V0 format.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import TypeAlias
+from typing import BinaryIO, TypeAlias
 
+import numpy as np
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
 from specmodel.errors import SpecModelError
-from specmodel.vllm.logs import _lines
 from specmodel.vllm.metrics import (
+    _EPS,
     ACCEPTED_PER_POSITION,
     ACCEPTED_TOKENS,
     DRAFT_TOKENS,
+    DRAFT_TOKENS_PER_POSITION,
     DRAFTS,
+    LABELS,
+    MAX_INPUT_BYTES,
     POSITION_LABEL,
+    V0_METRICS,
     SpecDecodeCounters,
     check_counters,
-    read_text,
 )
 
-# --- the Prometheus scrape ----------------------------------------------------------------
+# --- rendering ----------------------------------------------------------------------------
 
-_WANTED = {f"{name}_total": name for name in (DRAFTS, DRAFT_TOKENS, ACCEPTED_TOKENS, ACCEPTED_PER_POSITION)}
+#: Help texts vLLM gives them.
+_DOCUMENTATION = {
+    DRAFTS: "Number of spec decoding drafts.",
+    DRAFT_TOKENS: "Number of draft tokens.",
+    ACCEPTED_TOKENS: "Number of accepted tokens.",
+    ACCEPTED_PER_POSITION: "Accepted tokens per draft position.",
+    DRAFT_TOKENS_PER_POSITION: "Draft tokens per draft position.",
+}
+
+
+class _CountersCollector:
+    """A prometheus_client collector that exposes fixed counter values."""
+
+    def __init__(self, counters: SpecDecodeCounters, labels: tuple[str, str]):
+        self.counters, self.labels = counters, list(labels)
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        c = self.counters
+        for name, value in (
+            (DRAFTS, c.num_drafts),
+            (DRAFT_TOKENS, c.num_draft_tokens),
+            (ACCEPTED_TOKENS, c.num_accepted_tokens),
+        ):
+            family = CounterMetricFamily(name, _DOCUMENTATION[name], labels=list(LABELS))
+            family.add_metric(self.labels, float(value))
+            yield family
+        per_position = [(ACCEPTED_PER_POSITION, c.accepted_per_position)]
+        if c.draft_tokens_per_position is not None:
+            per_position.append((DRAFT_TOKENS_PER_POSITION, c.draft_tokens_per_position))
+        for name, values in per_position:
+            family = CounterMetricFamily(name, _DOCUMENTATION[name], labels=[*LABELS, POSITION_LABEL])
+            for position, value in enumerate(values):
+                family.add_metric([*self.labels, str(position)], float(value))
+            yield family
+
+
+def render_exposition(counters: SpecDecodeCounters, model_name: str, engine: str) -> str:
+    """:func:`~specmodel.vllm.metrics.format_exposition`, rendered by ``prometheus_client``."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_CountersCollector(counters, (model_name, engine)))
+    return generate_latest(registry).decode("utf-8")
+
+
+# --- reading a scrape ---------------------------------------------------------------------
+
+_TOTALS = (DRAFTS, DRAFT_TOKENS, ACCEPTED_TOKENS)
+_PER_POSITION = (ACCEPTED_PER_POSITION, DRAFT_TOKENS_PER_POSITION)
+_WANTED = {f"{name}_total": name for name in (*_TOTALS, *_PER_POSITION)}
 
 #: A series: the sample's name and its sorted labels.
 _SeriesKey: TypeAlias = tuple[str, tuple[tuple[str, str], ...]]
 
 
-def _samples(text: str, source: str) -> Iterator[tuple[int, str, dict[str, str], float]]:
+def _lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: split at newlines only, a trailing CR dropped."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def _samples(text: str, source: str, v0: set[str]) -> Iterator[tuple[int, str, dict[str, str], float]]:
     """``(line, name, labels, value)`` of every spec-decode counter sample, parsing each line
-    with prometheus_client's parser (so an error can name its line)."""
+    with prometheus_client's parser (so an error can name its line); the names of V0's
+    metrics seen are added to ``v0``."""
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
@@ -49,13 +114,15 @@ def _samples(text: str, source: str) -> Iterator[tuple[int, str, dict[str, str],
             for sample in family.samples:
                 if sample.name in _WANTED:
                     yield number, sample.name, sample.labels, sample.value
+                elif sample.name in V0_METRICS:
+                    v0.add(sample.name)
 
 
-def _series_windows(text: str, source: str) -> dict[_SeriesKey, list[float]]:
+def _series_windows(text: str, source: str, v0: set[str]) -> dict[_SeriesKey, list[float]]:
     """Per series: (first value, last value, occurrences, line of first). Several
     occurrences are successive scrapes appended to one file; a counter never decreases."""
     series: dict[_SeriesKey, list[float]] = {}
-    for number, name, labels, value in _samples(text, source):
+    for number, name, labels, value in _samples(text, source, v0):
         if not math.isfinite(value) or value < 0:
             raise SpecModelError(f"{source} line {number}: {name} is {value}; a counter is a finite count >= 0")
         key = (name, tuple(sorted(labels.items())))
@@ -72,46 +139,214 @@ def _series_windows(text: str, source: str) -> dict[_SeriesKey, list[float]]:
     return series
 
 
-def parse_exposition(text: str, source: str = "metrics") -> SpecDecodeCounters:
-    """The spec-decode counters in a Prometheus scrape of vLLM (text exposition format),
-    summed over engines and models. One scrape gives the totals since the server started;
-    several scrapes appended to one file give the increase from the first to the last,
-    as PromQL's ``rate()`` would. Errors name the file (``source``) and, where there is
-    one, the line."""
-    series = _series_windows(text, source)
-    counts = {s[2] for s in series.values()}
-    if len(counts) > 1:
-        raise SpecModelError(f"{source}: the spec-decode series appear {sorted(counts)} times; give whole scrapes")
-    totals: dict[str, float] = {}
-    per_position: dict[int, float] = {}
+def _sums(series: dict[_SeriesKey, list[float]], source: str) -> dict[str, dict[int, float]]:
+    """Per metric, the counts summed over engines and models (the increase from the first
+    scrape to the last when there are several); per position for the per-position ones,
+    under position -1 for the others."""
+    sums: dict[str, dict[int, float]] = {}
     for (name, labels), (first, last, count, line) in series.items():
         value = last - first if count > 1 else last
         metric = _WANTED[name]
-        if metric != ACCEPTED_PER_POSITION:
-            totals[metric] = totals.get(metric, 0.0) + value
-            continue
-        position = dict(labels).get(POSITION_LABEL)
-        if position is None or not position.isdigit():
-            raise SpecModelError(f"{source} line {line}: {name} needs a position label 0, 1, ...; got {position!r}")
-        per_position[int(position)] = per_position.get(int(position), 0.0) + value
-    for metric in (DRAFTS, DRAFT_TOKENS, ACCEPTED_TOKENS, ACCEPTED_PER_POSITION):
-        if metric not in totals and (metric != ACCEPTED_PER_POSITION or not per_position):
-            raise SpecModelError(f"{source}: no {metric}_total sample (is speculative decoding on in this server?)")
-    if sorted(per_position) != list(range(len(per_position))):
+        position = -1
+        if metric in _PER_POSITION:
+            label = dict(labels).get(POSITION_LABEL)
+            if label is None or not label.isdigit() or len(label) > 4:
+                raise SpecModelError(f"{source} line {line}: {name} needs a position label 0, 1, ...; got {label!r}")
+            position = int(label)
+        sums.setdefault(metric, {})
+        sums[metric][position] = sums[metric].get(position, 0.0) + value
+    return sums
+
+
+def _require(sums: dict[str, dict[int, float]], v0: set[str], source: str) -> None:
+    """Refuse a scrape without the V1 counters, saying why: the V0 engine's, an old vLLM's,
+    or no speculative decoding at all."""
+    missing = [name for name in (*_TOTALS, ACCEPTED_PER_POSITION) if name not in sums]
+    if not missing:
+        return
+    if v0:
         raise SpecModelError(
-            f"{source}: {ACCEPTED_PER_POSITION}_total has positions {sorted(per_position)}; "
-            f"expected 0 to {len(per_position) - 1}"
+            f"{source}: a scrape of vLLM's V0 engine ({', '.join(sorted(v0))}), which exposes no drafts, no "
+            "per-position counts and not the number of speculative tokens, so no per-position acceptance; give the "
+            "server's log (--log), whose V0 'Speculative metrics:' lines have what is needed, or run the V1 engine"
         )
+    present = [f"{name}_total" for name in (*_TOTALS, *_PER_POSITION) if name in sums]
+    why = (
+        f"though it has {', '.join(present)}: vLLM before 0.8.5 counts no drafts or per-position acceptance; "
+        "else the scrape is trimmed"
+        if present
+        else "is speculative decoding on in this server?"
+    )
+    raise SpecModelError(f"{source}: no {missing[0]}_total sample ({why})")
+
+
+def _positions(counts: dict[int, float], name: str, source: str) -> tuple[float, ...]:
+    if sorted(counts) != list(range(len(counts))):
+        raise SpecModelError(f"{source}: {name}_total has positions {sorted(counts)}; expected 0 to {len(counts) - 1}")
+    return tuple(counts[i] for i in range(len(counts)))
+
+
+def _notes(c: SpecDecodeCounters) -> tuple[str, ...]:
+    """What a reader of the advice should know about how the counters were read."""
+    gamma, notes = c.gamma, []
+    drafted = c.draft_tokens_per_position
+    if drafted is None and c.num_draft_tokens < gamma * c.num_drafts * (1 - 1e-6):
+        notes.append(
+            f"drafts held {c.num_draft_tokens / c.num_drafts:.2f} of {gamma} tokens on average (as n-gram drafts can), "
+            f"and this vLLM exports no {DRAFT_TOKENS_PER_POSITION}_total: a position a draft did not reach counts as "
+            "not accepted, which understates later positions"
+        )
+    if drafted is not None:
+        rates = np.divide(c.accepted_per_position, np.maximum(drafted, _EPS))
+        rising = [j for j in range(1, gamma) if rates[j] > rates[j - 1] + 1e-12]
+        if rising:
+            notes.append(
+                f"accepted / drafted rises at position {rising[0]} (longer drafts being the better ones, as with "
+                "n-gram matches); a draft's acceptance cannot rise with position, so the lower rate before it is kept"
+            )
+        if 0.0 in drafted:
+            notes.append(f"position {drafted.index(0.0)} and later were never drafted: their acceptance is taken as 0")
+    return tuple(notes)
+
+
+def parse_exposition(text: str, source: str = "metrics") -> SpecDecodeCounters:
+    """The spec-decode counters in a Prometheus scrape of vLLM (text exposition format),
+    summed over engines and models, checked (:func:`~specmodel.vllm.metrics.check_counters`).
+    One scrape gives the totals since the server started; several scrapes appended to one
+    file give the increase from the first to the last, as PromQL's ``rate()`` would. Errors
+    name the file (``source``) and, where there is one, the line."""
+    v0: set[str] = set()
+    series = _series_windows(text, source, v0)
+    counts = {s[2] for s in series.values()}
+    if len(counts) > 1:
+        raise SpecModelError(f"{source}: the spec-decode series appear {sorted(counts)} times; give whole scrapes")
+    sums = _sums(series, source)
+    _require(sums, v0, source)
+    drafted = sums.get(DRAFT_TOKENS_PER_POSITION)
     counters = SpecDecodeCounters(
-        num_drafts=totals[DRAFTS],
-        num_draft_tokens=totals[DRAFT_TOKENS],
-        num_accepted_tokens=totals[ACCEPTED_TOKENS],
-        accepted_per_position=tuple(per_position[i] for i in range(len(per_position))),
+        num_drafts=sums[DRAFTS][-1],
+        num_draft_tokens=sums[DRAFT_TOKENS][-1],
+        num_accepted_tokens=sums[ACCEPTED_TOKENS][-1],
+        accepted_per_position=_positions(sums[ACCEPTED_PER_POSITION], ACCEPTED_PER_POSITION, source),
+        draft_tokens_per_position=None if drafted is None else _positions(drafted, DRAFT_TOKENS_PER_POSITION, source),
     )
     check_counters(counters, source)
-    return counters
+    notes = _notes(counters)
+    return replace(counters, notes=notes) if notes else counters
 
 
 def load_exposition(path: str | Path, option: str = "--metrics") -> SpecDecodeCounters:
-    """Counters from a file holding one or more Prometheus scrapes of vLLM's ``/metrics``."""
-    return parse_exposition(read_text(path, option), f"{option} {str(path)!r}")
+    """Counters from a file holding one or more Prometheus scrapes of vLLM's ``/metrics``
+    (read whole, at most :data:`~specmodel.vllm.metrics.MAX_INPUT_BYTES`)."""
+    return parse_exposition(read_whole(path, option), f"{option} {str(path)!r}")
+
+
+# --- reading files ------------------------------------------------------------------------
+
+
+#: Longest log line parsed (bytes). A longer line is skipped if it holds no marker (a
+#: request logged with its prompt can be long) and is an error otherwise.
+MAX_LINE_BYTES = 64 * 2**10
+#: Longest line skipped (bytes): past it, the file is not a log.
+MAX_SKIPPED_LINE_BYTES = 16 * 2**20
+_CHUNK = 2**20
+
+
+@contextmanager
+def _opened(path: str | Path, where: str) -> Iterator[BinaryIO]:
+    """``path`` opened for reading bytes; a one-line error if it is missing, a folder or
+    unreadable (also while it is read)."""
+    try:
+        with open(path, "rb") as handle:
+            yield handle
+    except FileNotFoundError:
+        raise SpecModelError(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise SpecModelError(f"{where} is a folder, not a file") from None
+    except OSError as exc:
+        raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
+
+
+def _binary(where: str, offset: int) -> SpecModelError:
+    return SpecModelError(f"{where} is a binary file (NUL byte at offset {offset}), not text")
+
+
+def read_whole(path: str | Path, option: str, limit: int = MAX_INPUT_BYTES) -> str:
+    """The text of ``path`` (UTF-8, at most ``limit`` bytes, read in chunks so a device such
+    as /dev/zero fails at once), or a one-line error naming ``option`` and the file if it is
+    missing, unreadable, too large, empty or binary."""
+    where = f"{option} {str(path)!r}"
+    chunks: list[bytes] = []
+    size = 0
+    with _opened(path, where) as handle:
+        while chunk := handle.read(min(_CHUNK, limit + 1 - size) or 1):
+            if (nul := chunk.find(b"\x00")) >= 0:
+                raise _binary(where, size + nul)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise SpecModelError(f"{where} is larger than {limit:,} bytes; is it the right file?")
+    data = b"".join(chunks)
+    if not data.strip():
+        raise SpecModelError(f"{where} is empty")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SpecModelError(f"{where} line {line}: not UTF-8 text (byte {exc.start}); is it a binary file?") from None
+
+
+def marker_lines(path: str | Path, option: str, markers: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line without its end)`` of every line of ``path`` that holds one of
+    ``markers``, streamed in binary (memory bounded by :data:`MAX_LINE_BYTES`, whatever the
+    file's size). One-line errors, naming ``option`` and the file: missing, unreadable,
+    empty, binary (a NUL byte), or a line with a marker longer than MAX_LINE_BYTES."""
+    where = f"{option} {str(path)!r}"
+    with _opened(path, where) as handle:
+        readline = handle.readline
+        number = offset = 0
+        blank = True
+        while line := readline(MAX_LINE_BYTES):
+            number += 1
+            if (nul := line.find(b"\x00")) >= 0:
+                raise _binary(where, offset + nul)
+            offset += len(line)
+            if len(line) == MAX_LINE_BYTES and line[-1] != 10:
+                offset += _skip_long_line(handle, line, markers, where, number, offset)
+                blank = False
+                continue
+            blank = blank and not line.strip()
+            for marker in markers:
+                if marker in line:
+                    yield number, line.rstrip(b"\r\n")
+                    break
+    if blank:
+        raise SpecModelError(f"{where} is empty")
+
+
+def _skip_long_line(
+    handle: BinaryIO, first: bytes, markers: tuple[bytes, ...], where: str, number: int, offset: int
+) -> int:
+    """Read past the rest of a line longer than MAX_LINE_BYTES (whose first bytes are
+    ``first``), in chunks; return the bytes read. An error if it holds a marker, a NUL byte,
+    or more than MAX_SKIPPED_LINE_BYTES."""
+    keep = max(map(len, markers)) - 1
+    window, size = first, 0
+    while True:
+        for marker in markers:
+            if marker in window:
+                raise SpecModelError(
+                    f"{where} line {number} holds {marker.decode()!r} but is longer than {MAX_LINE_BYTES:,} bytes; "
+                    "vLLM's metrics lines are far shorter: is the file a log?"
+                )
+        if window[-1:] == b"\n":
+            return size
+        if size > MAX_SKIPPED_LINE_BYTES:
+            raise SpecModelError(f"{where} line {number} is longer than {MAX_SKIPPED_LINE_BYTES:,} bytes; is it a log?")
+        chunk = handle.readline(MAX_LINE_BYTES)
+        if not chunk:
+            return size
+        if (nul := chunk.find(b"\x00")) >= 0:
+            raise _binary(where, offset + size + nul)
+        size += len(chunk)
+        window = window[-keep:] + chunk
