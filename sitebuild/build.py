@@ -170,9 +170,10 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"
     files["outputs/engine-log-b64.txt"] = engine_log(Scenario(concurrency=64), seed=0, settings=settings)[0] + "\n"
-    sim = simulator.simulator_data(simulator.evaluate_grid(settings), binary_name="simulator.bin.gz")
+    sim = simulator.simulator_data(simulator.evaluate_grid(settings))
     files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"
-    files["data/simulator.bin.gz"] = gzip.compress(sim.blob, compresslevel=9, mtime=0)  # no timestamp: reproducible
+    for engine, name in sim.meta["binaries"].items():  # gzip without a timestamp: reproducible
+        files[f"data/{name}"] = gzip.compress(sim.blobs[engine], compresslevel=9, mtime=0)
     files["html/simulator.html"] = simulator_markup.simulator_html(settings, sim)
     for name, argv in CLI_EXAMPLES.items():
         with using(Settings()):  # the command line's own defaults, whatever the site's config

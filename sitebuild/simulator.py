@@ -216,15 +216,34 @@ class Packer:
         return planes.reshape(dtype.itemsize, -1).T.copy().view(dtype).ravel()
 
 
+class Store:
+    """One :class:`Packer` per engine. A quantity that depends on the engine (its first axis)
+    is split: each engine's part goes to that engine's file, so the page loads only the files
+    of the engines a reader looks at. Everything else goes to the default engine's file."""
+
+    def __init__(self, engines: tuple[str, ...]):
+        self.packers = {engine: Packer() for engine in engines}
+        self.default = engines[0]
+
+    def add(self, units: np.ndarray, axes: tuple[str, ...]) -> dict:
+        flat = np.asarray(units).ravel()
+        if axes and axes[0] == "engine":
+            parts = np.split(flat, len(self.packers))
+            return {"axes": list(axes[1:]),
+                    "by_engine": {e: {"file": e, **self.packers[e].add(part)}
+                                  for e, part in zip(self.packers, parts, strict=True)}}  # fmt: skip
+        return {"axes": list(axes), "file": self.default, **self.packers[self.default].add(flat)}
+
+
 @dataclass(frozen=True)
 class SimulatorData:
-    """The description (JSON) and the integers (binary) the page loads."""
+    """The description (JSON) and the integers (one binary per engine) the page loads."""
 
     meta: dict
-    blob: bytes
+    blobs: dict[str, bytes]
 
     def read(self, field: dict) -> np.ndarray:
-        return Packer.view(self.blob, field)
+        return Packer.view(self.blobs[field["file"]], field)
 
 
 def _readout_units(key: str, values: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -237,27 +256,32 @@ def _printf(value: float, decimals: int, kind: str) -> str:
     return f"{int(value)}" if kind == "d" else f"{value:.{decimals}f}"
 
 
-def simulator_data(grid: Grid, binary_name: str = "simulator.bin.gz") -> SimulatorData:
-    """Everything simulator.js needs: a JSON-ready description and the binary it points into."""
-    packer = Packer()
+def binary_names(settings: Settings) -> dict[str, str]:
+    """The binary file of each engine, by engine."""
+    return {engine: f"simulator-{engine}.bin.gz" for engine in axes(settings)["engine"]}
+
+
+def simulator_data(grid: Grid) -> SimulatorData:
+    """Everything simulator.js needs: a JSON-ready description and the binaries it points into."""
     ev, settings = grid.evaluation, grid.settings
+    store = Store(tuple(axes(settings)["engine"]))
     arrays = readout_arrays(ev)
     readouts = {}
     for key, kept in READOUT_AXES.items():
         reduced = _reduce(arrays[key], kept)
         units, meta = _readout_units(key, reduced)
-        readouts[key] = {**meta, "axes": list(kept), **packer.add(units)}
-    fits = {"axes": list(FITS_AXES), **packer.add(_reduce(ev.fits.astype(np.int64), FITS_AXES))}
+        readouts[key] = {**meta, **store.add(units, kept)}
+    fits = store.add(_reduce(ev.fits.astype(np.int64), FITS_AXES), FITS_AXES)
     cdf = _reduce_positions(np.cumsum(tokens_per_iteration_pmf(ev.per_position), axis=-1))
     default = default_scenario(settings)
     meta = {
-        "binary": binary_name,
+        "binaries": binary_names(settings),
         "axis_order": list(AXES),
         "axes": {k: list(v) for k, v in axes(settings).items()},
         "defaults": {k: getattr(default, k) for k in ALL},
         "fits": {**fits, "text": {"1": FITS_TEXT[True], "0": FITS_TEXT[False]}},
         "readouts": readouts,
-        "log": {"template": log_template(), "fields": _log_fields(grid, packer)},
+        "log": {"template": log_template(), "fields": _log_fields(grid, store)},
         "tokens": {
             "axes": ["gamma", "acceptance", "alpha"],
             "positions": cdf.shape[-1],
@@ -268,13 +292,15 @@ def simulator_data(grid: Grid, binary_name: str = "simulator.bin.gz") -> Simulat
             "drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
             "loss": theme.LOSS,
         },
-        "ladder": ladder_scale(readouts["speedup"], ev.speedup, packer),
+        "ladder": ladder_scale(readouts["speedup"], ev.speedup, store),
         "verdicts": {"keys": list(VERDICT_KEYS), "text": dict(formatting.VERDICTS)},
-    }
-    return SimulatorData(meta, bytes(packer.blob))
+        "rungs": {"title": RUNG_TITLE, "unfit": RUNG_UNFIT, "unfit_headline": UNFIT_HEADLINE,
+                  "sequences": {str(b): formatting.plural(b, "sequence") for b in axes(settings)["concurrency"]}},
+    }  # fmt: skip
+    return SimulatorData(meta, {engine: bytes(p.blob) for engine, p in store.packers.items()})
 
 
-def _log_fields(grid: Grid, packer: Packer) -> dict[str, dict]:
+def _log_fields(grid: Grid, store: Store) -> dict[str, dict]:
     """The fields of vLLM's log line by vLLM's own definitions (specmodel.vllm.metrics), as
     printf would print them, over the axes each depends on."""
     counters, elapsed = as_counters(grid.counters)
@@ -294,13 +320,12 @@ def _log_fields(grid: Grid, packer: Packer) -> dict[str, dict]:
         reduced = _reduce(log_values[key], kept)
         spec = slots[key]
         units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
-        log[key] = {"axes": list(kept), "decimals": spec["decimals"], **packer.add(units)}
+        log[key] = {"decimals": spec["decimals"], **store.add(units, kept)}
     rates = _reduce(vllm.per_position_rate(counters), LOG_FIELDS["per_position"])
     log["per_position"] = {
-        "axes": list(LOG_FIELDS["per_position"]),
         "positions": rates.shape[-1],
         "decimals": 3,
-        **packer.add(_units([f"{v:.3f}" for v in rates.ravel()])),
+        **store.add(_units([f"{v:.3f}" for v in rates.ravel()]), LOG_FIELDS["per_position"]),
     }
     return log
 
@@ -323,7 +348,7 @@ def ladder_levels(speedup: np.ndarray, decimals: int) -> tuple[np.ndarray, int]:
     return levels, baseline
 
 
-def ladder_scale(speedup_field: dict, speedup: np.ndarray, packer: Packer) -> dict:
+def ladder_scale(speedup_field: dict, speedup: np.ndarray, store: Store) -> dict:
     """The ladder as lookup tables over every displayable speedup (units of its last digit):
     where its bar starts (``bottom``) and ends (``top``) and its ``height``, in tenths of a
     percent of the ladder (bars rise from the 1x baseline for wins and hang below it for
@@ -336,10 +361,10 @@ def ladder_scale(speedup_field: dict, speedup: np.ndarray, packer: Packer) -> di
     verdicts = np.array([VERDICT_KEYS.index(formatting.verdict(u / scale, decimals)) for u in range(len(levels))])
     return {
         "baseline": baseline,
-        "bottom": packer.add(bottom),
-        "top": packer.add(top),
-        "height": packer.add(top - bottom),
-        "verdict": packer.add(verdicts),
+        "bottom": store.add(bottom, ()),
+        "top": store.add(top, ()),
+        "height": store.add(top - bottom, ()),
+        "verdict": store.add(verdicts, ()),
     }
 
 
@@ -351,6 +376,17 @@ def _reduce_positions(values: np.ndarray) -> np.ndarray:
 
 #: What the page says of a scenario that fits on one card, and of one that does not.
 FITS_TEXT = {True: "yes", False: "no: needs more than one card"}
+#: What the headline adds for a scenario that does not fit on one card.
+UNFIT_HEADLINE = "but it does not fit on one card: this scenario needs more than one"
+#: A ladder rung's tooltip and accessible name; simulator.js fills in the same fields.
+RUNG_TITLE = "{sequences}: {speedup}, {verdict}{fit}"
+RUNG_UNFIT = "; does not fit on one card"
+
+
+def rung_title(concurrency: int, speedup_text: str, verdict: str, fits: bool) -> str:
+    """``64 sequences: 0.89x, slower than plain decoding: a loss``."""
+    return RUNG_TITLE.format(sequences=formatting.plural(concurrency, "sequence"), speedup=speedup_text,
+                             verdict=formatting.VERDICTS[verdict], fit="" if fits else RUNG_UNFIT)  # fmt: skip
 
 
 def default_text(settings: Settings) -> dict[str, str]:

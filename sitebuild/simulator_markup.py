@@ -11,7 +11,15 @@ import jinja2
 import numpy as np
 
 from sitebuild import theme
-from sitebuild.simulator import FITS_TEXT, VERDICT_KEYS, SimulatorData, axes, default_text
+from sitebuild.simulator import (
+    FITS_TEXT,
+    UNFIT_HEADLINE,
+    VERDICT_KEYS,
+    SimulatorData,
+    axes,
+    default_text,
+    rung_title,
+)
 from specmodel import formatting
 from specmodel.model import drafters
 from specmodel.model.evaluate import evaluate
@@ -71,9 +79,23 @@ def choice_label(name: str, value: str) -> str:
     return ENGINE_LABELS[value] if name == "engine" else ACCEPTANCE_LABELS[value]
 
 
-def _control(name: str, values: tuple[Any, ...], default: Any) -> dict[str, Any]:
+def help_texts(settings: Settings) -> dict[str, str]:
+    """What each control means, shown under it."""
+    ratio = settings.constants.FALLING_RATIO
+    return {
+        "alpha": "The chance that the first guess is accepted.",
+        "acceptance": (f"Falls with position: each guess is accepted {ratio:g} times as often as the one before, "
+                       "given that one was; the same: every guess as often as the first."),
+        "drafter": "The drafter sets what a guess costs; how often guesses are accepted is set by α, not by the "
+                   "drafter.",
+        "engine": "Ideal: the article's roofline, a batch that starts together and drains. vLLM: fixed costs of a "
+                  "real server, fitted to measurements, with the batch kept full.",
+    }  # fmt: skip
+
+
+def _control(name: str, values: tuple[Any, ...], default: Any, help_text: str | None) -> dict[str, Any]:
     kind = CONTROL_KINDS[name]
-    control: dict[str, Any] = {"name": name, "label": LABELS[name], "kind": kind}
+    control: dict[str, Any] = {"name": name, "label": LABELS[name], "kind": kind, "help": help_text}
     if kind == "range":
         step = round(values[1] - values[0], 10)
         control.update(min=f"{values[0]:g}", max=f"{values[-1]:g}", step=f"{step:g}", value=f"{default:g}")
@@ -106,7 +128,7 @@ def _rungs(settings: Settings, sim: SimulatorData, drafter: str, current: int) -
             {
                 "classes": classes,
                 "concurrency": int(b),
-                "title": FITS_TEXT[bool(fit)],
+                "title": rung_title(int(b), text, VERDICT_KEYS[verdicts[units]], bool(fit)),
                 "bottom": f"{bottom[units] / 10:.1f}",
                 "height": f"{height[units] / 10:.1f}",
                 "top": f"{top[units] / 10:.1f}",
@@ -135,13 +157,17 @@ def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated
     words = sim.meta["tokens"]["words"]
     chips = [("accepted", words[0]), ("accepted", words[1]), ("rejected", words[2])]
     chips += [("skipped", words[j]) for j in range(3, default.gamma)] + [("emitted", "correction")]
+    helps = help_texts(settings)
     context = {
         "src": src,
-        "binary": src.rsplit("/", 1)[0] + "/" + sim.meta["binary"],
-        "controls": [_control(name, values, getattr(default, name)) for name, values in axes(settings).items()],
+        "controls": [
+            _control(name, values, getattr(default, name), helps.get(name)) for name, values in axes(settings).items()
+        ],
         "text": text,
         "verdict": text["verdict"],
         "verdict_text": formatting.VERDICTS[text["verdict"]],
+        "fits": text["fits"] == FITS_TEXT[True],
+        "unfit_text": UNFIT_HEADLINE,
         "groups": _groups(text),
         "one": f"{sim.meta['ladder']['baseline'] / 10:.1f}",
         "rungs": _rungs(settings, sim, str(default.drafter), default.concurrency),

@@ -100,6 +100,7 @@ def set_controls(page, setting: dict) -> None:
         }""",
         setting,
     )
+    page.wait_for_selector(READY)  # an engine's numbers may still be loading
 
 
 def ladder(page) -> list[str]:
@@ -231,6 +232,7 @@ def test_keyboard_reaches_and_changes_every_control(sim):
         focused = sim.evaluate("() => document.activeElement.name")
         assert focused == name
         sim.keyboard.press(key)
+        sim.wait_for_selector(READY)  # an engine's numbers may still be loading
         expected[name] = value
         assert_matches_model(sim, expected)
 

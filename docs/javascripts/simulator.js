@@ -1,13 +1,14 @@
 /* The simulator at the top of the article.
  *
- * Looks every readout up in the data file that build_figures.py computes with specmodel
- * (generated/data/simulator.json) and formats it; nothing here computes a model quantity.
- * Each stored quantity is an integer in units of its displayed precision, over only the
- * axes it depends on. The setting lives in the page URL (?concurrency=64&gamma=2...). */
+ * Looks every readout up in the data files that build_figures.py computes with specmodel
+ * (generated/data/simulator.json and one binary per engine) and formats it; nothing here
+ * computes a model quantity. Each stored quantity is an integer in units of its displayed
+ * precision, over only the axes it depends on; the words (verdicts, tooltips) come from the
+ * data too. The setting lives in the page URL (?concurrency=64&gamma=2...). */
 (function () {
   "use strict";
 
-  var dataCache = {};
+  var metaCache = {};
 
   /* ---- decoding ---------------------------------------------------------------------- */
 
@@ -37,35 +38,64 @@
     });
   }
 
-  function load(url, binaryUrl) {
-    if (!dataCache[url]) {
-      dataCache[url] = Promise.all([
-        fetchOk(url).then(function (r) { return r.json(); }),
-        fetchOk(binaryUrl).then(function (r) {
-          /* The integers ship gzipped; the browser's own DecompressionStream inflates them. */
-          if (!/\.gz$/.test(binaryUrl)) return r.arrayBuffer();
-          return new Response(r.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
-        }),
-      ]).then(function (parts) {
-        var data = parts[0];
-        var buffer = parts[1];
-        Object.keys(data.readouts).forEach(function (k) {
-          data.readouts[k].values = view(buffer, data.readouts[k]);
-        });
-        Object.keys(data.log.fields).forEach(function (k) {
-          data.log.fields[k].values = view(buffer, data.log.fields[k]);
-        });
-        ["bottom", "top", "height", "verdict"].forEach(function (k) {
-          data.ladder[k] = view(buffer, data.ladder[k]);
-        });
-        data.fits.values = view(buffer, data.fits);
+  function parts(data) {
+    /* Every stored array of the data, with the engine file it lives in. */
+    var out = [];
+    var add = function (field) {
+      if (field.by_engine) Object.keys(field.by_engine).forEach(function (e) { out.push(field.by_engine[e]); });
+      else out.push(field);
+    };
+    Object.keys(data.readouts).forEach(function (k) { add(data.readouts[k]); });
+    Object.keys(data.log.fields).forEach(function (k) { add(data.log.fields[k]); });
+    ["bottom", "top", "height", "verdict"].forEach(function (k) { add(data.ladder[k]); });
+    add(data.fits);
+    return out;
+  }
+
+  function loadMeta(url) {
+    if (!metaCache[url]) {
+      metaCache[url] = fetchOk(url).then(function (r) { return r.json(); }).then(function (data) {
+        data.base = url;
+        data.files = {};
         return data;
       });
     }
-    return dataCache[url];
+    return metaCache[url];
+  }
+
+  function loadFile(data, engine) {
+    /* One engine's binary, inflated by the browser's own DecompressionStream, and the views
+     * of every array it holds. The default engine's file holds everything shared. */
+    if (!data.files[engine]) {
+      var url = new URL(data.binaries[engine], data.base).href;
+      data.files[engine] = fetchOk(url)
+        .then(function (r) {
+          return new Response(r.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+        })
+        .then(function (buffer) {
+          parts(data).forEach(function (part) {
+            if (part.file === engine) part.values = view(buffer, part);
+          });
+          return data;
+        });
+    }
+    return data.files[engine];
+  }
+
+  function loadFor(data, engine) {
+    return Promise.all([loadFile(data, data.defaults.engine), loadFile(data, engine)]);
+  }
+
+  function loaded(data, engine) {
+    var field = data.readouts.speedup.by_engine[engine];
+    return Boolean(field && field.values && data.fits.values);
   }
 
   /* ---- lookup and formatting (no model arithmetic) ------------------------------------ */
+
+  function part(field, setting) {
+    return field.by_engine ? field.by_engine[setting.engine] : field;
+  }
 
   function index(data, axes, setting, trailing) {
     var flat = 0;
@@ -95,7 +125,7 @@
 
   function lookup(data, key, setting) {
     var field = data.readouts[key];
-    return field.values[index(data, field.axes, setting)];
+    return part(field, setting).values[index(data, field.axes, setting)];
   }
 
   function fits(data, setting) {
@@ -103,19 +133,35 @@
     return data.fits.values[index(data, data.fits.axes, setting)];
   }
 
+  function verdict(data, units) {
+    /* "slower", "even" or "faster": decided at build time for every printable speedup. */
+    return data.verdicts.keys[data.ladder.verdict.values[units]];
+  }
+
+  function rungTitle(data, concurrency, units, fit) {
+    /* The rung's tooltip, from the template and the words in the data. */
+    var r = data.rungs;
+    return r.title
+      .replace("{sequences}", r.sequences[String(concurrency)])
+      .replace("{speedup}", readoutText(data.readouts.speedup, units))
+      .replace("{verdict}", data.verdicts.text[verdict(data, units)])
+      .replace("{fit}", fit ? "" : r.unfit);
+  }
+
   function logLine(data, setting) {
     var fields = data.log.fields;
     return data.log.template
-      .map(function (part) {
-        if (part.text !== undefined) return part.text;
-        var field = fields[part.slot];
-        if (part.slot === "per_position") {
+      .map(function (piece) {
+        if (piece.text !== undefined) return piece.text;
+        var field = fields[piece.slot];
+        var values = part(field, setting).values;
+        if (piece.slot === "per_position") {
           var start = index(data, field.axes, setting, field.positions);
           var rates = [];
-          for (var j = 0; j < setting.gamma; j++) rates.push(fixed(field.values[start + j], field.decimals, true));
+          for (var j = 0; j < setting.gamma; j++) rates.push(fixed(values[start + j], field.decimals, true));
           return rates.join(", ");
         }
-        return fixed(field.values[index(data, field.axes, setting)], field.decimals, true);
+        return fixed(values[index(data, field.axes, setting)], field.decimals, true);
       })
       .join("");
   }
@@ -130,11 +176,6 @@
       }
     }
     return undefined;
-  }
-
-  function verdict(data, units) {
-    /* "slower", "even" or "faster": decided at build time for every printable speedup. */
-    return data.verdicts.keys[data.ladder.verdict[units]];
   }
 
   function readForm(root, data) {
@@ -190,9 +231,14 @@
       el.textContent = readoutText(data.readouts[key], lookup(data, key, setting));
     });
     var said = verdict(data, lookup(data, "speedup", setting));
+    var fit = fits(data, setting);
     root.classList.toggle("is-loss", said === "slower");
+    root.classList.toggle("is-unfit", !fit);
     root.querySelector("[data-verdict]").textContent = data.verdicts.text[said];
-    root.querySelector("[data-fits]").textContent = data.fits.text[String(fits(data, setting))];
+    var unfit = root.querySelector("[data-headline-fit]");
+    unfit.textContent = data.rungs.unfit_headline;
+    unfit.hidden = Boolean(fit);
+    root.querySelector("[data-fits]").textContent = data.fits.text[String(fit)];
     root.querySelectorAll("[data-output]").forEach(function (el) {
       el.textContent = String(setting[el.getAttribute("data-output")]);
     });
@@ -210,16 +256,19 @@
       var loss = verdict(data, units) === "slower";
       /* Bar geometry is looked up too: tenths of a percent of the ladder, from the data. */
       var bar = rung.querySelector(".specsim__bar");
-      bar.style.bottom = fixed(ladder.bottom[units], 1, true) + "%";
-      bar.style.height = fixed(ladder.height[units], 1, true) + "%";
+      bar.style.bottom = fixed(ladder.bottom.values[units], 1, true) + "%";
+      bar.style.height = fixed(ladder.height.values[units], 1, true) + "%";
       bar.style.background = loss ? data.colors.loss : color;
       var value = rung.querySelector(".specsim__value");
       value.textContent = readoutText(speedup, units);
-      value.style.bottom = fixed(ladder.top[units], 1, true) + "%";
+      value.style.bottom = fixed(ladder.top.values[units], 1, true) + "%";
       rung.classList.toggle("is-loss", loss);
       rung.classList.toggle("is-current", b === setting.concurrency);
       rung.classList.toggle("is-unfit", !fit);
-      rung.setAttribute("title", data.fits.text[String(fit)]);
+      var title = rungTitle(data, b, units, fit);
+      rung.setAttribute("title", title);
+      rung.setAttribute("aria-label", title);
+      rung.setAttribute("aria-pressed", b === setting.concurrency ? "true" : "false");
     });
   }
 
@@ -257,29 +306,62 @@
     root.setAttribute("data-setting", data.axis_order.map(function (n) { return n + "=" + setting[n]; }).join("&"));
   }
 
+  function show(root, data, setting) {
+    /* Render now if this engine's numbers are here; else say so, fetch them and render the
+     * setting the form holds once they arrive. */
+    if (loaded(data, setting.engine)) {
+      root.setAttribute("data-state", "ready");
+      render(root, data, setting);
+      return;
+    }
+    root.setAttribute("data-state", "loading");
+    root.querySelector("[data-verdict]").textContent = "(loading this engine's numbers)";
+    loadFor(data, setting.engine).then(function () {
+      show(root, data, readForm(root, data));
+    });
+  }
+
   /* ---- wiring ------------------------------------------------------------------------ */
 
   function init() {
     var root = document.querySelector("[data-simulator]");
     if (!root || root.getAttribute("data-state")) return;
     root.setAttribute("data-state", "loading");
-    load(new URL(root.getAttribute("data-src"), document.baseURI).href,
-         new URL(root.getAttribute("data-binary"), document.baseURI).href)
+    var form = root.querySelector("form");
+    var touched = false;
+    var early = function () { touched = true; };
+    form.addEventListener("input", early);
+    form.addEventListener("change", early);
+    loadMeta(new URL(root.getAttribute("data-src"), document.baseURI).href)
       .then(function (data) {
-        var setting = fromUrl(data);
+        /* A control changed before the data arrived wins over the address's setting. */
+        var first = fromUrl(data);
+        return loadFor(data, first.engine).then(function () { return [data, first]; });
+      })
+      .then(function (loadedParts) {
+        var data = loadedParts[0];
+        form.removeEventListener("input", early);
+        form.removeEventListener("change", early);
+        var setting = touched ? readForm(root, data) : loadedParts[1];
         writeForm(root, data, setting);
-        render(root, data, setting);
+        if (touched) toUrl(data, setting);
         var update = function () {
           var next = readForm(root, data);
           toUrl(data, next);
-          render(root, data, next);
+          show(root, data, next);
         };
-        root.querySelector("form").addEventListener("input", update);
-        root.querySelector("form").addEventListener("change", update);
+        form.addEventListener("input", update);
+        form.addEventListener("change", update);
+        root.querySelectorAll("[data-ladder] [data-concurrency]").forEach(function (rung) {
+          rung.addEventListener("click", function () {
+            form.elements.concurrency.value = rung.getAttribute("data-concurrency");
+            update();
+          });
+        });
         root.querySelector("[data-resample]").addEventListener("click", function () {
           renderTokens(root, data, readForm(root, data));
         });
-        root.setAttribute("data-state", "ready");
+        show(root, data, setting);
         root.setAttribute("data-ready-ms", performance.now().toFixed(1));
       })
       .catch(function (error) {
