@@ -14,6 +14,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
@@ -27,10 +28,26 @@ from specmodel.errors import SpecModelError
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
 from specmodel.model.settings import Settings, load_settings, using
-from specmodel.vllm.engine import engine_log
 
 
-def figure_fragment(spec: FigureSpec, fig: go.Figure) -> str:
+def simulator_settings(settings: Settings) -> dict[str, dict[str, object]]:
+    """The simulator setting each article figure's caption links to (the article's defaults but
+    for these), so a reader can open what the figure shows and change it."""
+    return {
+        "ladder": {},
+        "roofline": {"concurrency": 64},
+        "arithmetic": {"acceptance": "same", "drafter": "ngram"},
+        "alpha": {"alpha": 0.95, "drafter": settings.deployment.big_draft},
+        "context": {"concurrency": 64, "context": 8192},
+        "gamma": {"concurrency": 32, "gamma": 2},
+        "per-position": {"gamma": 6},
+        "breakeven": {"concurrency": 64, "gamma": 1},
+        "heads": {"concurrency": 64, "drafter": "eagle-32k"},
+        "engines": {"concurrency": 16, "engine": "vllm"},
+    }
+
+
+def figure_fragment(spec: FigureSpec, fig: go.Figure, link: dict[str, object] | None = None) -> str:
     """The HTML the page embeds: a div carrying the figure as JSON, and the caption.
 
     No plotly.js inside; docs/javascripts/figures.js draws every ``.specfig`` with the
@@ -39,8 +56,9 @@ def figure_fragment(spec: FigureSpec, fig: go.Figure) -> str:
     in the content it swaps in. Ids are fixed, so the output is byte-stable.
     """
     payload = html.escape(fig.to_json(pretty=False, engine="json"), quote=True)
+    setting = f' data-simulator-setting="{html.escape(urlencode(link))}"' if link is not None else ""
     return (
-        f'<figure class="specfig-figure" id="figure-{spec.id}">\n'
+        f'<figure class="specfig-figure" id="figure-{spec.id}"{setting}>\n'
         f'<div class="specfig" id="fig-{spec.id}" role="img" aria-label="{html.escape(spec.title)}" '
         f'data-figure="{payload}"></div>\n'
         f"<figcaption>{html.escape(spec.caption)}</figcaption>\n"
@@ -143,15 +161,19 @@ def command_output(argv: list[str]) -> str:
 
 def numbers_json(settings: Settings) -> str:
     numbers = article_numbers(settings)
-    values = {k: {"value": None if math.isnan(v.value) else v.value, "text": v.text} for k, v in numbers.items()}
+    values = {
+        k: {"value": None if math.isnan(v.value) else v.value, "text": v.text, **({"link": v.link} if v.link else {})}
+        for k, v in numbers.items()
+    }
     return json.dumps(values, indent=1, sort_keys=True, allow_nan=False)
 
 
 def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[str, str | bytes]:
     """Relative path -> content (text, or bytes for binary data) of every generated file,
     for the deployment and constants of ``settings``."""
+    links = simulator_settings(settings)
     files: dict[str, str | bytes] = {
-        f"figures/{spec.id}.html": figure_fragment(spec, spec.make(settings)) for spec in FIGURES
+        f"figures/{spec.id}.html": figure_fragment(spec, spec.make(settings), links.get(spec.id)) for spec in FIGURES
     }
     # The calibration table is the article's deployment and constants against the article.
     files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
@@ -169,7 +191,7 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"
-    files["outputs/engine-log-b64.txt"] = engine_log(Scenario(concurrency=64), seed=0, settings=settings)[0] + "\n"
+    files["outputs/engine-log-b64.txt"] = simulator.log_line(settings, Scenario(concurrency=64)) + "\n"
     sim = simulator.simulator_data(simulator.evaluate_grid(settings))
     files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"
     for engine, name in sim.meta["binaries"].items():  # gzip without a timestamp: reproducible

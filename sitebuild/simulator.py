@@ -23,7 +23,7 @@ from specmodel import formatting
 from specmodel.model.acceptance import tokens_per_iteration_pmf
 from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
-from specmodel.model.scenario import AXES, SIMULATOR_AXIS_VALUES, default_scenario
+from specmodel.model.scenario import AXES, SIMULATOR_AXIS_VALUES, Scenario, default_scenario
 from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.vllm import metrics as vllm
@@ -387,6 +387,14 @@ def rung_title(concurrency: int, speedup_text: str, verdict: str, fits: bool) ->
     """``64 sequences: 0.89x, slower than plain decoding: a loss``."""
     return RUNG_TITLE.format(sequences=formatting.plural(concurrency, "sequence"), speedup=speedup_text,
                              verdict=formatting.VERDICTS[verdict], fit="" if fits else RUNG_UNFIT)  # fmt: skip
+
+
+def log_line(settings: Settings, scenario: Scenario) -> str:
+    """The line vLLM would log for ``scenario`` over one run, from the model's expected
+    counters: what the simulator shows at the same setting."""
+    ev = evaluate(scenario, settings=settings)
+    counters, elapsed = as_counters(expected_counters(ev, scenario.concurrency, scenario.gamma))
+    return vllm.format_log_message(counters, elapsed)
 
 
 def default_text(settings: Settings) -> dict[str, str]:

@@ -109,3 +109,12 @@ def test_switching_engine_loads_its_numbers_and_keeps_the_setting(browser, site_
     assert page.text_content("[data-simulator] .specsim__speedup") == expected
     assert "engine=vllm" in page.url and "concurrency=16" in page.url
     context.close()
+
+
+def test_section_7s_log_line_is_the_simulators_at_64_sequences(browser, site_server):
+    context, page = open_page(browser, site_server + "?concurrency=64", VIEWPORTS["laptop"])
+    shown = page.text_content("[data-simulator] [data-log]")
+    article = page.evaluate("""() => [...document.querySelectorAll('.md-content pre:not(.specsim__log) code')]
+        .map(e => e.textContent.trim()).filter(t => t.startsWith('SpecDecoding metrics'))""")
+    assert article == [shown]
+    context.close()

@@ -4,7 +4,7 @@ caches, long prompts, and the draft heads."""
 from __future__ import annotations
 
 from sitebuild.numbers.common import one
-from sitebuild.numbers.text import Number, percent, plain, times
+from sitebuild.numbers.text import Number, at, percent, plain, times
 from specmodel.formatting import GIB, KIB
 from specmodel.model import architecture as arch
 from specmodel.model import heads
@@ -22,9 +22,11 @@ def numbers(settings: Settings) -> dict[str, Number]:
     long64 = one(settings, concurrency=64, context=8192)
     short = one(settings, concurrency=1024, context=256, drafter="ngram")
     return {
-        "speedup_big_draft": times(big_same.speedup),
+        "speedup_big_draft": at(times(big_same.speedup), drafter=dep.big_draft),
         "draft_share_big_draft": percent(big_same.draft_share),
-        "speedup_big_draft_a95": times(one(settings, drafter=dep.big_draft, alpha=0.95).speedup),
+        "speedup_big_draft_a95": at(
+            times(one(settings, drafter=dep.big_draft, alpha=0.95).speedup), drafter=dep.big_draft, alpha=0.95
+        ),
         "target_weights_gib": plain(arch.weight_bytes(target) / GIB),
         "draft_weight_share": percent(arch.weight_bytes(draft) / arch.weight_bytes(target)),
         "big_draft_weight_share": percent(arch.weight_bytes(big) / arch.weight_bytes(target)),
@@ -32,8 +34,8 @@ def numbers(settings: Settings) -> dict[str, Number]:
         "draft_kv_kib": plain(arch.kv_cache_bytes_per_token(draft) / KIB, 0),
         "draft_kv_share": percent(arch.kv_cache_bytes_per_token(draft) / arch.kv_cache_bytes_per_token(target)),
         "draft_share_b64_t8192": percent(long64.draft_share),
-        "speedup_b64_t8192": times(long64.speedup),
-        "ngram_b1024_t256": times(short.speedup),
+        "speedup_b64_t8192": at(times(long64.speedup), concurrency=64, context=8192),
+        "ngram_b1024_t256": at(times(short.speedup), concurrency=1024, context=256, drafter="ngram"),
         "verify_idle_ngram_b1024_t256": percent(short.verify_idle),
     }
 
@@ -59,8 +61,12 @@ def head_numbers(settings: Settings) -> dict[str, Number]:
     }
     for key, label in (("eagle", "eagle"), ("eagle-32k", "eagle32k"), ("mtp", "mtp")):
         n[f"speedup_{label}_b1"] = times(one(settings, drafter=key).speedup)
+        if key != "mtp":
+            n[f"speedup_{label}_b1"] = at(n[f"speedup_{label}_b1"], drafter=key)
     for key, label in (("eagle", "eagle"), ("eagle-32k", "eagle32k")):
-        n[f"speedup_{label}_b64"] = times(one(settings, drafter=key, concurrency=64).speedup)
+        n[f"speedup_{label}_b64"] = at(
+            times(one(settings, drafter=key, concurrency=64).speedup), drafter=key, concurrency=64
+        )
     b64, e64 = one(settings, concurrency=64), one(settings, drafter="eagle", concurrency=64)
     n["draft_step_gib_b64"] = plain(b64.draft_step_bytes / GIB)
     n["eagle_step_gib_b64"] = plain(e64.draft_step_bytes / GIB)

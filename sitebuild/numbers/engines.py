@@ -8,7 +8,7 @@ import numpy as np
 
 from sitebuild.figures_data import validation
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, first_where, percent, plain, times
+from sitebuild.numbers.text import Number, at, first_where, percent, plain, times
 from sitebuild.paths import MEASUREMENTS
 from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.scenario import ENGINES
@@ -26,8 +26,8 @@ def numbers(settings: Settings) -> dict[str, Number]:
             n[f"{engine}_{key}_error"] = percent(value, 1)
         curve = one(settings, concurrency=LADDER, engine=engine)
         n[f"loss_from_b_{engine}"] = first_where(LADDER, curve.speedup < 1)
-        n[f"speedup_b1_{engine}"] = times(curve.speedup[0])
-        n[f"speedup_b64_{engine}"] = times(curve.speedup[6])
+        n[f"speedup_b1_{engine}"] = at(times(curve.speedup[0]), engine=engine)
+        n[f"speedup_b64_{engine}"] = at(times(curve.speedup[6]), engine=engine, concurrency=64)
     issue = data[data["source"].str.contains("issue") & (data["method"] == "eagle3")]["vllm_error"]
     n["vllm_eagle3_issue_rows"] = plain(len(issue), 0)
     n["vllm_eagle3_issue_low"] = percent(float(issue.min()), 0)

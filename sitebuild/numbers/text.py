@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import numpy as np
 
@@ -13,10 +14,18 @@ from specmodel import formatting
 
 @dataclass(frozen=True)
 class Number:
-    """A value and the text the prose prints for it (``value`` is NaN for a name)."""
+    """A value and the text the prose prints for it (``value`` is NaN for a name), and the
+    simulator setting it is read at (a URL query such as ``concurrency=64``), if it has one:
+    the article links the number to the simulator at that setting."""
 
     value: float
     text: str
+    link: str | None = None
+
+
+def at(number: Number, **setting: Any) -> Number:
+    """``number`` linked to the simulator at ``setting`` (the article's defaults otherwise)."""
+    return Number(number.value, number.text, urlencode(setting))
 
 
 def name(text: str) -> Number:
