@@ -57,7 +57,7 @@ serve: figures
 readme: install
 	$(BIN)/python tools/update_readme.py
 
-# Refit the vllm engine profile to tests/data/measurements.csv (writes specmodel/data/engines.toml).
+# Refit the vllm engine profile to specmodel/data/measurements.csv (writes specmodel/data/engines.toml).
 fit: install
 	$(BIN)/python tools/fit_engine.py
 

@@ -1,4 +1,4 @@
-"""Benchmark: the model against public measurements of vLLM (tests/data/measurements.csv).
+"""Benchmark: the model against public measurements of vLLM (specmodel/data/measurements.csv).
 
 Prints, for each engine, the median, 90th-percentile and worst absolute relative error of
 the predicted speedup, with the acceptance each run measured given to the model. Targets
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from specmodel.measurements import error_summary, load_measurements, predict, relative_errors
 
-MEASUREMENTS = Path(__file__).resolve().parents[1] / "tests" / "data" / "measurements.csv"
+MEASUREMENTS = Path(__file__).resolve().parents[1] / "specmodel" / "data" / "measurements.csv"
 TARGETS = {"vllm": {"median": 0.06, "p90": 0.15}}
 
 
@@ -33,8 +33,10 @@ def main() -> None:
         print(f"{engine:<20} " + ", ".join(parts))
         worst = sorted(zip(abs(errors), rows, errors, strict=True), key=lambda t: -t[0])[:3]
         for _, row, err in worst:
-            print(f"{'':<20}   worst: {row.method} batch {row.batch} gamma {row.num_speculative_tokens} "
-                  f"({row.source.split(' (')[0]}): {err:+.1%}")
+            print(
+                f"{'':<20}   worst: {row.method} batch {row.batch} gamma {row.num_speculative_tokens} "
+                f"({row.source.split(' (')[0]}): {err:+.1%}"
+            )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 
 from sitebuild import figures_data as data
-from sitebuild import simulator, simulator_markup, tables, tables_engines
+from sitebuild import simulator, simulator_log, simulator_markup, tables, tables_engines
 from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.numbers import article_numbers
 from sitebuild.output import check_destination, write_tree
@@ -191,7 +191,7 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"
-    files["outputs/engine-log-b64.txt"] = simulator.log_line(settings, Scenario(concurrency=64)) + "\n"
+    files["outputs/engine-log-b64.txt"] = simulator_log.log_line(settings, Scenario(concurrency=64)) + "\n"
     sim = simulator.simulator_data(simulator.evaluate_grid(settings))
     files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"
     for engine, name in sim.meta["binaries"].items():  # gzip without a timestamp: reproducible

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from specmodel.measurements import MEASUREMENTS_FILE
+
 ROOT = Path(__file__).resolve().parents[1]
 #: Public measurements of real servers (a copy of the brief's, with sources).
-MEASUREMENTS = ROOT / "tests" / "data" / "measurements.csv"
+MEASUREMENTS = MEASUREMENTS_FILE

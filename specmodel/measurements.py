@@ -1,6 +1,6 @@
 """Public measurements of real servers, and the model's prediction of each under an engine.
 
-A measurement file (``tests/data/measurements.csv``, a copy of the brief's) has one row per
+A measurement file (:data:`MEASUREMENTS_FILE`, a copy of the brief's) has one row per
 measured speedup: where it comes from, the deployment (hardware, target, vLLM's method and
 ``num_speculative_tokens``), the workload (concurrency, prompt and output tokens), the
 acceptance measured in the run (per position, or only the mean acceptance length) and the
@@ -23,6 +23,9 @@ from specmodel.model.evaluate import evaluate
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
 from specmodel.safe_input import excerpt, read_limited_text
+
+#: The public measurements of vLLM on one H100 the ``vllm`` engine is fitted to and checked against.
+MEASUREMENTS_FILE = Path(__file__).resolve().parent / "data" / "measurements.csv"
 
 
 class Measurement(BaseModel):

@@ -9,8 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
-from sitebuild.simulator import READOUT_AXES, default_text, expected_counters
+from sitebuild.simulator import READOUT_AXES, default_text
 from sitebuild.simulator import axes as simulator_axes
+from sitebuild.simulator_log import expected_counters
 from specmodel import Settings, evaluate
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.vllm.metrics import SpecDecodeCounters, format_log_message

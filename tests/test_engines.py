@@ -318,7 +318,7 @@ def test_vllm_fit_provenance_matches_the_measurements_file():
     fit = VLLM.fit
     assert fit is not None
     path = ROOT / fit.measurements
-    assert path == ROOT / "tests" / "data" / "measurements.csv"
+    assert path == ROOT / "specmodel" / "data" / "measurements.csv"
     assert hashlib.sha256(path.read_bytes()).hexdigest() == fit.measurements_sha256
     rows = load_measurements(path)
     assert fit.rows == len(rows) == len(fit.residuals)

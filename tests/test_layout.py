@@ -22,7 +22,7 @@ ENTRY_POINTS = {
     "specmodel/model/settings.py",  # where it is defined
     "specmodel/model/evaluate.py",
     "specmodel/grid.py",
-    "specmodel/cli.py",
+    "specmodel/cli/__init__.py",
     "specmodel/vllm/engine.py",
     "specmodel/vllm/advise.py",
 }
@@ -56,6 +56,10 @@ def test_settings_are_read_only_at_entry_points(path):
     assert not re.search(r"\b(constants|deployment)\(\)", text), "formulas take constants as arguments"
     if _rel(path) not in ENTRY_POINTS:
         assert not re.search(r"\bcurrent\(\)", text), f"{_rel(path)} reads the settings in force"
+
+
+def test_entry_points_exist():
+    assert [p for p in sorted(ENTRY_POINTS) if not (ROOT / p).is_file()] == []
 
 
 def test_the_public_api_is_pinned():

@@ -231,9 +231,10 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     # The simulator's data and the settings file follow too.
     settings = json.loads((copy / "docs" / "generated" / "settings.json").read_text())
     assert settings["deployment"]["hardware"] == "h200"
-    assert (copy / "docs" / "generated" / "data" / "simulator.bin.gz").read_bytes() != (
-        ROOT / "docs" / "generated" / "data" / "simulator.bin.gz"
-    ).read_bytes()
+    assert build_main(["--out", str(tmp_path / "h100"), "--calibration", str(CALIBRATION)]) == 0
+    for engine in ("ideal", "vllm"):
+        name = f"data/simulator-{engine}.bin.gz"
+        assert (copy / "docs" / "generated" / name).read_bytes() != (tmp_path / "h100" / name).read_bytes()
     # The built article names the H200 and quotes its numbers.
     site = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],
@@ -309,3 +310,12 @@ def test_hardware_page_compares_three_cards_side_by_side():
     axes = {t.xaxis for t in fig.data if t.visible and t.legendgroup == "qwen3-0.6b"}
     assert axes == {"x", "x2", "x3"}
     assert "hardware.md" in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_simulator_log_fields_follow_vllm_log_format():
+    """The simulator fills vLLM's log format slot by slot: its fields, in the format's order."""
+    from sitebuild.simulator import LOG_FIELDS
+    from sitebuild.simulator_log import LOG_SLOTS, log_template
+
+    assert tuple(LOG_FIELDS) == LOG_SLOTS
+    assert [p["slot"] for p in log_template() if "slot" in p] == list(LOG_SLOTS)

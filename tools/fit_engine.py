@@ -5,7 +5,7 @@
     python tools/fit_engine.py --check             # fit and compare with the file; write nothing
 
 Least squares (scipy's trust-region reflective method, deterministic) on the log of
-predicted over measured speedup for every row of ``tests/data/measurements.csv``, with the
+predicted over measured speedup for every row of ``specmodel/data/measurements.csv``, with the
 acceptance each run measured given to the model, plus one absolute anchor: the plain decode
 step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms, from vLLM issue #20780 (the TPOT table
 the file's first rows come from). One profile for all rows; no per-row or per-source term.
@@ -29,7 +29,7 @@ from specmodel.model.evaluate import evaluate
 from specmodel.model.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
-MEASUREMENTS = ROOT / "tests" / "data" / "measurements.csv"
+MEASUREMENTS = ROOT / "specmodel" / "data" / "measurements.csv"
 ENGINES = ROOT / "specmodel" / "data" / "engines.toml"
 
 #: The fitted constants, their start and their bounds (seconds; p; shares).
@@ -98,7 +98,7 @@ def section(values: np.ndarray, errors: np.ndarray, rows: list) -> str:
     """The [vllm] table of engines.toml, with its provenance."""
     summary = error_summary(errors)
     fit_ = FitProvenance(
-        measurements="tests/data/measurements.csv",
+        measurements="specmodel/data/measurements.csv",
         measurements_sha256=hashlib.sha256(MEASUREMENTS.read_bytes()).hexdigest(), rows=len(rows),
         fitted_on=date.today().isoformat(), method="scipy.optimize.least_squares (trf) on log(predicted/measured)",
         median_abs_error=round(summary["median"], 4), p90_abs_error=round(summary["p90"], 4),

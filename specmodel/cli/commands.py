@@ -153,7 +153,7 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         engine=args.engine,
     )
     measured = counters_summary(counters)
-    notes = tuple(getattr(counters, "notes", ()))
+    notes = tuple(counters.notes)
     if args.json:
         return json.dumps(advice_text.advice_dict(advice, measured, notes), allow_nan=False)
     return advice_text.format_advice(advice, measured, notes)

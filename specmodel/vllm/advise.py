@@ -146,10 +146,13 @@ def advise(
 ) -> Advice:
     """Apply the module's rule to measured per-position acceptance.
 
-    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=deployment_from_drafter("qwen3-0.6b"),
-    ...            engine="ideal")
+    >>> drafter = deployment_from_drafter("qwen3-0.6b")
+    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=drafter, engine="ideal")
     >>> a.recommended_gamma, a.verdict
-    (3, 'lower-gamma')
+    (4, 'keep')
+    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=64, deployment=drafter, engine="vllm")
+    >>> a.recommended_gamma, a.verdict
+    (0, 'off')
     """
     settings = settings or current()
     hardware = hardware or settings.deployment.hardware

@@ -66,7 +66,7 @@ LogRecord: TypeAlias = LogInterval | V0Totals
 
 # --- fields, by name ----------------------------------------------------------------------
 
-_NUMBER, _INTEGER = r"(\d+(?:\.\d+)?|nan|inf)", r"(\d{1,18})"
+_NUMBER, _INTEGER = r"(\d{1,20}(?:\.\d{1,20})?|nan|inf)", r"(\d{1,18})"
 _RATE = r"(?:\d\.\d{3}|nan)"  # vLLM prints every rate f"{p:.3f}": a cut one has fewer digits
 _Table: TypeAlias = dict[str, tuple[str, re.Pattern[str], str]]  # label: (attribute, value pattern, shape)
 
@@ -119,7 +119,7 @@ def _fields(message: str, marker: str, where: str, table: _Table, required: list
         name, sep, value = chunk.partition(": ")
         if sep and _LABEL.fullmatch(name):
             if name in fields:
-                raise _malformed(where, marker, f"field {name!r} appears twice")
+                raise _malformed(where, marker, f"field {excerpt(name, 40)} appears twice")
             fields[name], label = value, name
         elif label is None:
             raise _malformed(where, marker, f"expected '<field>: <value>', found {_found(chunk)}")
@@ -167,8 +167,8 @@ def parse_log_message(message: str, where: str = "line 1", line: int = 1) -> Log
     """
     v = _fields(message, LOG_MARKER, where, _V1, _V1_REQUIRED)
     for label in ("Accepted throughput", "Drafted throughput"):
-        if not math.isfinite(float(v.get(_V1[label][0], "0"))):
-            raise SpecModelError(f"{where}: {label} {v[_V1[label][0]]} is not a finite number")
+        if not math.isfinite(value := float(v.get(_V1[label][0], "0"))):
+            raise SpecModelError(f"{where}: {label} {value} is not a finite number")
     interval = LogInterval(
         line=line,
         mean_acceptance_length=float(v["mean_acceptance_length"]),

@@ -23,6 +23,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
 from specmodel.errors import SpecModelError
+from specmodel.safe_input import excerpt
 from specmodel.vllm.metrics import (
     _EPS,
     ACCEPTED_PER_POSITION,
@@ -108,7 +109,7 @@ def _samples(text: str, source: str, v0: set[str]) -> Iterator[tuple[int, str, d
         try:
             families = list(text_string_to_metric_families(line + "\n"))
         except Exception as exc:  # noqa: BLE001 - the library raises several types for bad text
-            reason = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(exc))  # keep it one line
+            reason = excerpt("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(exc)), 100)  # one line
             raise SpecModelError(f"{source} line {number}: not Prometheus text exposition ({reason})") from None
         for family in families:
             for sample in family.samples:
@@ -151,7 +152,9 @@ def _sums(series: dict[_SeriesKey, list[float]], source: str) -> dict[str, dict[
         if metric in _PER_POSITION:
             label = dict(labels).get(POSITION_LABEL)
             if label is None or not label.isdigit() or len(label) > 4:
-                raise SpecModelError(f"{source} line {line}: {name} needs a position label 0, 1, ...; got {label!r}")
+                raise SpecModelError(
+                    f"{source} line {line}: {name} needs a position label 0, 1, ...; got {excerpt(label)}"
+                )
             position = int(label)
         sums.setdefault(metric, {})
         sums[metric][position] = sums[metric].get(position, 0.0) + value
@@ -244,11 +247,9 @@ def load_exposition(path: str | Path, option: str = "--metrics") -> SpecDecodeCo
 # --- reading files ------------------------------------------------------------------------
 
 
-#: Longest log line parsed (bytes). A longer line is skipped if it holds no marker (a
-#: request logged with its prompt can be long) and is an error otherwise.
+#: Longest log line parsed (bytes): a line holding a marker must be shorter; any other
+#: line is skipped whatever its length (a request logged with its prompt can be long).
 MAX_LINE_BYTES = 64 * 2**10
-#: Longest line skipped (bytes): past it, the file is not a log.
-MAX_SKIPPED_LINE_BYTES = 16 * 2**20
 _CHUNK = 2**20
 
 
@@ -298,55 +299,73 @@ def read_whole(path: str | Path, option: str, limit: int = MAX_INPUT_BYTES) -> s
 
 def marker_lines(path: str | Path, option: str, markers: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
     """``(line number, line without its end)`` of every line of ``path`` that holds one of
-    ``markers``, streamed in binary (memory bounded by :data:`MAX_LINE_BYTES`, whatever the
-    file's size). One-line errors, naming ``option`` and the file: missing, unreadable,
-    empty, binary (a NUL byte), or a line with a marker longer than MAX_LINE_BYTES."""
-    where = f"{option} {str(path)!r}"
+    ``markers``, found by scanning the bytes a block at a time (memory bounded by the block
+    and :data:`MAX_LINE_BYTES`, whatever the file's size; no line is split unless it holds
+    a marker). One-line errors, naming ``option`` and the file: missing, unreadable, empty,
+    binary (a NUL byte, so /dev/zero fails at once), or a line with a marker that is longer
+    than MAX_LINE_BYTES."""
+    where, keep = f"{option} {str(path)!r}", max(map(len, markers)) - 1
+    tail = markers[0]  # the end all markers share (b" metrics:"), to find them in one search
+    for marker in markers:
+        while not marker.endswith(tail):
+            tail = tail[1:]
+    needles = [tail] if tail else list(markers)
+    number, offset, pending, skipping, blank = 1, 0, b"", False, True
     with _opened(path, where) as handle:
-        readline = handle.readline
-        number = offset = 0
-        blank = True
-        while line := readline(MAX_LINE_BYTES):
-            number += 1
-            if (nul := line.find(b"\x00")) >= 0:
+        while chunk := handle.read(_CHUNK):
+            if (nul := chunk.find(b"\x00")) >= 0:
                 raise _binary(where, offset + nul)
-            offset += len(line)
-            if len(line) == MAX_LINE_BYTES and line[-1] != 10:
-                offset += _skip_long_line(handle, line, markers, where, number, offset)
-                blank = False
-                continue
-            blank = blank and not line.strip()
-            for marker in markers:
-                if marker in line:
-                    yield number, line.rstrip(b"\r\n")
-                    break
+            offset += len(chunk)
+            blank = blank and not chunk.strip()
+            if skipping:  # in a line too long to hold a marker: find its end
+                end = chunk.find(b"\n")
+                _no_marker(pending + chunk[: end if end >= 0 else len(chunk)], markers, where, number)
+                if end < 0:
+                    pending = (pending + chunk)[-keep:]
+                    continue
+                skipping, pending, chunk, number = False, b"", chunk[end + 1 :], number + 1
+            buffer = pending + chunk
+            last = buffer.rfind(b"\n") + 1
+            hits, number = _hits(buffer, last, markers, needles, number, where)
+            yield from hits
+            pending = buffer[last:]
+            if len(pending) > MAX_LINE_BYTES:
+                _no_marker(pending, markers, where, number)
+                skipping, pending = True, pending[-keep:]
+    if pending and not skipping:  # a last line without a line break
+        yield from _hits(pending + b"\n", len(pending) + 1, markers, needles, number, where)[0]
     if blank:
         raise SpecModelError(f"{where} is empty")
 
 
-def _skip_long_line(
-    handle: BinaryIO, first: bytes, markers: tuple[bytes, ...], where: str, number: int, offset: int
-) -> int:
-    """Read past the rest of a line longer than MAX_LINE_BYTES (whose first bytes are
-    ``first``), in chunks; return the bytes read. An error if it holds a marker, a NUL byte,
-    or more than MAX_SKIPPED_LINE_BYTES."""
-    keep = max(map(len, markers)) - 1
-    window, size = first, 0
-    while True:
-        for marker in markers:
-            if marker in window:
-                raise SpecModelError(
-                    f"{where} line {number} holds {marker.decode()!r} but is longer than {MAX_LINE_BYTES:,} bytes; "
-                    "vLLM's metrics lines are far shorter: is the file a log?"
-                )
-        if window[-1:] == b"\n":
-            return size
-        if size > MAX_SKIPPED_LINE_BYTES:
-            raise SpecModelError(f"{where} line {number} is longer than {MAX_SKIPPED_LINE_BYTES:,} bytes; is it a log?")
-        chunk = handle.readline(MAX_LINE_BYTES)
-        if not chunk:
-            return size
-        if (nul := chunk.find(b"\x00")) >= 0:
-            raise _binary(where, offset + size + nul)
-        size += len(chunk)
-        window = window[-keep:] + chunk
+def _no_marker(text: bytes, markers: tuple[bytes, ...], where: str, number: int) -> None:
+    for marker in markers:
+        if marker in text:
+            raise SpecModelError(
+                f"{where} line {number} holds {marker.decode()!r} but is longer than {MAX_LINE_BYTES:,} bytes; "
+                "vLLM's metrics lines are far shorter: is the file a log?"
+            )
+
+
+def _hits(
+    buffer: bytes, end: int, markers: tuple[bytes, ...], needles: list[bytes], number: int, where: str
+) -> tuple[list[tuple[int, bytes]], int]:
+    """The lines of ``buffer[:end]`` (whole lines, the first numbered ``number``) that hold a
+    marker (found by searching ``needles``), in order, each at most MAX_LINE_BYTES long;
+    and the number of the line at ``end``."""
+    starts = []
+    for needle in needles:
+        at = buffer.find(needle, 0, end)
+        while at >= 0:
+            if any((k := at + len(needle) - len(m)) >= 0 and buffer.startswith(m, k) for m in markers):
+                starts.append(buffer.rfind(b"\n", 0, at) + 1)
+                at = buffer.find(needle, buffer.find(b"\n", at), end)  # the next line
+            else:
+                at = buffer.find(needle, at + 1, end)
+    hits, counted = [], 0
+    for start in sorted(set(starts)):
+        number += buffer.count(b"\n", counted, start)
+        counted, stop = start, buffer.find(b"\n", start)
+        _no_marker(b"" if stop - start <= MAX_LINE_BYTES else buffer[start:stop], markers, where, number)
+        hits.append((number, buffer[start:stop].rstrip(b"\r")))
+    return hits, number + buffer.count(b"\n", counted, end)
