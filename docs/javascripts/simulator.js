@@ -266,8 +266,9 @@
       rung.classList.toggle("is-current", b === setting.concurrency);
       rung.classList.toggle("is-unfit", !fit);
       var title = rungTitle(data, b, units, fit);
+      /* The tooltip; the button's name is its visible text (speedup and concurrency), which
+       * the tooltip then describes. */
       rung.setAttribute("title", title);
-      rung.setAttribute("aria-label", title);
       rung.setAttribute("aria-pressed", b === setting.concurrency ? "true" : "false");
     });
   }

@@ -41,6 +41,7 @@ def numbers(settings: Settings) -> dict[str, Number]:
     n["arith_ngram_same"] = times(one(settings, drafter="ngram", acceptance="same").arithmetic_ratio)
     n["c_draft"] = plain(arch.draft_cost_ratio(draft, target, c.FLOPS_PER_PARAMETER), 3)
     arith_ladder = one(settings, concurrency=LADDER).arithmetic_ratio
-    n["arith_min"] = times(arith_ladder.min())
-    n["arith_max"] = times(arith_ladder.max())
+    low, high = times(arith_ladder.min()), times(arith_ladder.max())
+    spread = f"{low.text} at every rung" if low.text == high.text else f"{low.text} to {high.text}"
+    n["arith_ladder"] = Number(high.value, spread)
     return n
