@@ -41,7 +41,16 @@ TEMPLATE = go.layout.Template(
         colorway=list(SEQUENCE),
         hovermode="closest",
         margin={"l": 64, "r": 24, "t": 36, "b": 56},
-        legend={"orientation": "h", "y": -0.22, "x": 0, "bgcolor": "rgba(0,0,0,0)"},
+        # Above the plot, where Plotly grows the top margin to fit however many rows it takes:
+        # it never covers the data or the x-axis title. Figures of the site place their own.
+        legend={
+            "orientation": "h",
+            "x": 0,
+            "xanchor": "left",
+            "y": 1.02,
+            "yanchor": "bottom",
+            "bgcolor": "rgba(0,0,0,0)",
+        },
         xaxis={
             "gridcolor": "rgba(128,128,128,0.25)",
             "zeroline": False,
@@ -68,10 +77,19 @@ def base_figure(**layout) -> go.Figure:
 
 
 def reference_line(
-    fig: go.Figure, y: float, x0: float, x1: float, label: str = "plain decoding", row=None, col=None
+    fig: go.Figure,
+    y: float,
+    x0: float,
+    x1: float,
+    label: str = "plain decoding",
+    row=None,
+    col=None,
+    at: str = "left",
 ) -> None:
     """A dashed horizontal reference (the 1.0x line by default), tagged for re-theming, with
-    a small label at its right end on single-panel figures."""
+    a small label on single-panel figures: under the line at its left end (``at="left"``,
+    where a speedup curve is usually well above 1x) or over it at its right end
+    (``at="right"``)."""
     trace = go.Scatter(
         x=[x0, x1],
         y=[y, y],
@@ -85,14 +103,15 @@ def reference_line(
     if row is None:
         fig.add_trace(trace)
         if label:
+            left = at == "left"
             fig.add_annotation(
                 xref="paper",
-                x=1,
+                x=0 if left else 1,
                 y=y,
                 text=label,
                 showarrow=False,
-                xanchor="right",
-                yanchor="bottom",
+                xanchor="left" if left else "right",
+                yanchor="top" if left else "bottom",
                 font={"size": 11},
             )
     else:

@@ -4,7 +4,14 @@
  * build_figures.py wrote. Drawing runs on every
  * page load, including Material's instant navigation (document$), and the text, grid and
  * reference traces (meta === "reference") follow the light or dark scheme. A figure is
- * drawn when it nears the viewport; data-state="rendered" marks it done. */
+ * drawn when it nears the viewport; data-state="rendered" marks it done.
+ *
+ * A figure under NARROW px wide (a phone) is drawn with the narrow variant its
+ * layout.meta.narrow holds, computed by the site builder: "layout", attribute paths and
+ * values as Plotly.relayout takes them ("legend.y", "annotations[1].text"), and "traces",
+ * styles of the traces it lists. When the window is resized across the threshold the figure
+ * is redrawn with the other variant, keeping the reader's choices; data-layout says which is
+ * drawn. Nothing of the model is computed here. */
 (function () {
   "use strict";
 
@@ -90,18 +97,110 @@
     });
   }
 
-  function draw(el) {
-    if (el.dataset.state) return Promise.resolve();
-    el.dataset.state = "drawing";
-    var figure = JSON.parse(el.dataset.figure);
-    var config = { responsive: true, displaylogo: false, displayModeBar: false };
-    return Plotly.newPlot(el, figure.data, figure.layout, config)
+  /* Below this width (px) a figure is drawn with its narrow variant. */
+  var NARROW = 600;
+  var CONFIG = { responsive: true, displaylogo: false, displayModeBar: false };
+
+  /* "annotations[1].font.size" -> ["annotations", 1, "font", "size"] */
+  function pathKeys(path) {
+    return path.split(".").reduce(function (keys, part) {
+      var match = /^([^[]+)\[(\d+)\]$/.exec(part);
+      return match ? keys.concat([match[1], Number(match[2])]) : keys.concat([part]);
+    }, []);
+  }
+
+  function setPath(obj, path, value) {
+    var keys = pathKeys(path);
+    var node = obj;
+    keys.slice(0, -1).forEach(function (key, i) {
+      if (node[key] === undefined || node[key] === null) node[key] = typeof keys[i + 1] === "number" ? [] : {};
+      node = node[key];
+    });
+    node[keys[keys.length - 1]] = value;
+  }
+
+  function wanted(el) {
+    var width = el.clientWidth;
+    var narrow = el._narrow && width && width < NARROW;
+    return narrow ? "narrow" : "wide";
+  }
+
+  /* The figure as built (``figure``, or parsed again), with the narrow variant written into
+   * it if asked for. */
+  function variant(el, layout, figure) {
+    figure = figure || JSON.parse(el.dataset.figure);
+    var narrow = figure.layout.meta && figure.layout.meta.narrow;
+    if (layout === "narrow" && narrow) {
+      Object.keys(narrow.layout || {}).forEach(function (path) {
+        setPath(figure.layout, path, narrow.layout[path]);
+      });
+      (narrow.traces || []).forEach(function (entry) {
+        entry.indices.forEach(function (i) {
+          Object.keys(entry.style).forEach(function (path) {
+            setPath(figure.data[i], path, entry.style[path]);
+          });
+        });
+      });
+    }
+    return figure;
+  }
+
+  /* Draw the figure with the given variant; on a figure already drawn, keep what the reader
+   * chose (traces shown, slider step, menu button) and redraw it whole: Plotly leaves parts of
+   * a menu or colour bar behind when their type or orientation changes in place. */
+  function plot(el, layout, figure) {
+    figure = variant(el, layout, figure);
+    if (el.data) {
+      figure.data.forEach(function (trace, i) {
+        if (el.data[i] && el.data[i].visible !== undefined) trace.visible = el.data[i].visible;
+      });
+      ["sliders", "updatemenus"].forEach(function (key) {
+        (figure.layout[key] || []).forEach(function (item, i) {
+          var now = (el.layout[key] || [])[i];
+          if (now && now.active !== undefined) item.active = now.active;
+        });
+      });
+    }
+    return Plotly.newPlot(el, figure.data, figure.layout, CONFIG)
       .then(function () {
         return applyTheme(el);
       })
       .then(function () {
-        el.dataset.state = "rendered";
+        el.dataset.layout = layout;
       });
+  }
+
+  /* Switch a drawn figure to the variant its width asks for, if it is not drawn with it;
+   * data-layout changes once the figure is redrawn. */
+  function fit(el) {
+    if (el.dataset.state !== "rendered" || el._fitting) return Promise.resolve();
+    var want = wanted(el);
+    if (el.dataset.layout === want) return Promise.resolve();
+    el._fitting = true;
+    var done = function () {
+      el._fitting = false;
+    };
+    return plot(el, want).then(
+      function () {
+        done();
+        return fit(el); // the width may have changed again meanwhile
+      },
+      function (error) {
+        done();
+        throw error;
+      }
+    );
+  }
+
+  function draw(el) {
+    if (el.dataset.state) return Promise.resolve();
+    el.dataset.state = "drawing";
+    var figure = JSON.parse(el.dataset.figure);
+    el._narrow = Boolean(figure.layout.meta && figure.layout.meta.narrow);
+    return plot(el, wanted(el), figure).then(function () {
+      el.dataset.state = "rendered";
+      return fit(el); // the window may have been resized while drawing
+    });
   }
 
   /* Figures are drawn when they come near the viewport, one per frame, so that drawing
@@ -157,6 +256,19 @@
     });
     schedule();
   }
+
+  /* On resize (debounced), figures whose width crossed NARROW switch variant. */
+  var resizeTimer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () {
+      document.querySelectorAll('.specfig[data-state="rendered"]').forEach(function (el) {
+        fit(el).catch(function (error) {
+          console.error(error);
+        });
+      });
+    }, 150);
+  });
 
   function rethemeAll() {
     document.querySelectorAll('.specfig[data-state="rendered"]').forEach(applyTheme);

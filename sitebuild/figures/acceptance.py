@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from sitebuild import theme as th
 from sitebuild.figures.common import SPEEDUP_HOVER, point_colors, slider, visibility_steps
+from sitebuild.figures.placement import TITLE_LINE, X_BAND, legend_above, legend_below, narrow_below, set_narrow
 from specmodel.model.settings import Deployment
 
 
@@ -16,6 +17,7 @@ def alpha_sweep(
     """Speedup vs alpha at one sequence for both draft models, with break-even alphas and
     the article's two marked points."""
     fig = th.base_figure()
+    short = {}  # narrow screens: the break-even labels without the words, so that they do not overlap
     for drafter, part in data.groupby("drafter", sort=False):
         color = th.drafter_color(drafter, deployment)
         fig.add_trace(
@@ -28,28 +30,47 @@ def alpha_sweep(
                 hovertemplate="alpha %{x:.2f}: " + SPEEDUP_HOVER + "<extra>" + th.drafter_label(drafter) + "</extra>",
             )
         )
-        a0 = breakeven[drafter]
-        fig.add_trace(
-            go.Scatter(
-                x=[a0, a0],
-                y=[0, 1],
-                mode="lines",
-                line={"color": color, "dash": "dot", "width": 1.5},
-                showlegend=False,
-                hovertemplate=f"break-even alpha {a0:.2f}<extra></extra>",
-            )
+        short.update(_breakeven_line(fig, breakeven[drafter], color))
+    edge = _marks(fig, marks, deployment)
+    th.reference_line(fig, 1.0, 0, 1, at="right")
+    ymax = float(data["speedup"].max()) * 1.12
+    fig.update_layout(
+        xaxis={"title": "acceptance rate alpha (falling profile, 1 sequence, gamma 4)", "range": [0, 1]},
+        yaxis={"title": "speedup over plain decoding", "ticksuffix": "x", "range": [0, ymax]},
+    )
+    legend_below(fig)
+    title = {"xaxis.title.text": "acceptance rate alpha<br>(falling, 1 sequence, gamma 4)"}
+    set_narrow(
+        fig, narrow_below(fig, 460, band=X_BAND + TITLE_LINE, **title, **short), [(edge, {"textposition": "top left"})]
+    )
+    return fig
+
+
+def _breakeven_line(fig: go.Figure, a0: float, color: str) -> dict:
+    """A dotted line up to 1x at the break-even alpha, labelled at its foot; returns the
+    narrow variant's label (the number alone: the two labels would overlap)."""
+    fig.add_trace(
+        go.Scatter(
+            x=[a0, a0],
+            y=[0, 1],
+            mode="lines",
+            line={"color": color, "dash": "dot", "width": 1.5},
+            showlegend=False,
+            hovertemplate=f"break-even alpha {a0:.2f}<extra></extra>",
         )
-        fig.add_annotation(
-            x=a0,
-            y=0,
-            yanchor="bottom",
-            xanchor="left",
-            text=f" break-even {a0:.2f}",
-            showarrow=False,
-            font={"color": color},
-        )
+    )
+    text = {"x": a0, "y": 0, "yanchor": "bottom", "xanchor": "left", "showarrow": False, "font": {"color": color}}
+    fig.add_annotation(text=f" break-even {a0:.2f}", **text)
+    return {f"annotations[{len(fig.layout.annotations) - 1}].text": f" {a0:.2f}"}
+
+
+def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: Deployment) -> list[int]:
+    """The article's marked points, as diamonds with their speedup; returns the indices of
+    those by the right edge, whose value the narrow variant writes to their left."""
+    edge = []
     for label, (x, y) in marks.items():
         drafter = label.split(" ")[0]
+        edge += [len(fig.data)] if x > 0.9 else []
         fig.add_trace(
             go.Scatter(
                 x=[x],
@@ -63,13 +84,7 @@ def alpha_sweep(
                 showlegend=False,
             )
         )
-    th.reference_line(fig, 1.0, 0, 1)
-    ymax = float(data["speedup"].max()) * 1.12
-    fig.update_layout(
-        xaxis={"title": "acceptance rate alpha (falling profile, 1 sequence, gamma 4)", "range": [0, 1]},
-        yaxis={"title": "speedup over plain decoding", "ticksuffix": "x", "range": [0, ymax]},
-    )
-    return fig
+    return edge
 
 
 def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figure:
@@ -106,7 +121,7 @@ def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figu
             )
         )
     always = list(range(first)) + [len(fig.data)]
-    th.reference_line(fig, 1.0, 1, int(data["gamma"].max()))
+    th.reference_line(fig, 1.0, 1, int(data["gamma"].max()), at="right")
     groups = [[first + i] for i in range(len(concurrencies))]
     steps = visibility_steps([str(b) for b in concurrencies], groups, always, "sequences")
     fig.update_layout(
@@ -117,9 +132,10 @@ def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figu
             "ticksuffix": "x",
             "range": [0, float(data["speedup"].max()) * 1.1],
         },
-        legend={"y": 1.12, "orientation": "h"},
-        margin={"t": 60},
     )
+    legend_above(fig)
+    prefix = {"sliders[0].currentvalue.prefix": "third curve, sequences: "}
+    set_narrow(fig, narrow_below(fig, 560, slider=True, **prefix))
     return fig
 
 
@@ -156,6 +172,8 @@ def tokens_per_iteration(data: pd.DataFrame) -> go.Figure:
         xaxis={"title": "draft tokens per iteration (gamma)", "range": [0.5, g_max + 0.5], "dtick": 2},
         yaxis={"title": "expected tokens per iteration", "range": [0, float(data["ceiling"].max()) * 1.05]},
     )
+    legend_below(fig)
+    set_narrow(fig, narrow_below(fig, 480))
     return fig
 
 
@@ -175,11 +193,18 @@ def per_position(data: pd.DataFrame, cut: float = 0.15) -> go.Figure:
         )
     n = int(data["position"].max())
     th.reference_line(fig, cut, 0.5, n + 0.5, label=f"{cut:g}: cut gamma below this")
+    # The label stands over the last gap between bars, clear of them, with a stroke to the line.
+    fig.layout.annotations[0].update(
+        xref="x", x=n - 0.5, xanchor="center", yanchor="bottom", showarrow=True, ax=0, ay=-44, arrowhead=0
+    )
+    fig.layout.annotations[0].update(arrowwidth=1, arrowcolor=th.NEUTRAL)
     fig.update_layout(
         barmode="group",
         xaxis={"title": "draft position", "dtick": 1, "range": [0.5, n + 0.5]},
         yaxis={"title": "share of iterations the guess is used", "range": [0, 1], "tickformat": ".0%"},
     )
+    legend_below(fig)
+    set_narrow(fig, narrow_below(fig, 420, **{"annotations[0].text": f"cut gamma<br>below {cut:g}"}))
     return fig
 
 
@@ -206,4 +231,7 @@ def sampling(data: pd.DataFrame, trials: int) -> go.Figure:
         xaxis={"title": "token"},
         yaxis={"title": "probability", "range": [0, float(data[["p", "q", "output"]].max().max()) * 1.15]},
     )
+    legend_below(fig)
+    # Narrow: the tokens slanted, so that "banana" clears its neighbours on any phone.
+    set_narrow(fig, narrow_below(fig, 400, **{"xaxis.tickangle": -30}))
     return fig

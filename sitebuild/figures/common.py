@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sitebuild.figures.placement import GAP, SLIDER_TOP, X_BAND
 from sitebuild.theme import LOSS
 
 SPEEDUP_HOVER = "%{y:.2f}x over plain decoding"
@@ -29,4 +30,6 @@ def visibility_steps(labels, groups, always, prefix) -> list[dict]:
 
 
 def slider(steps, active, prefix) -> dict:
-    return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "pad": {"t": 48}, "x": 0, "len": 1}
+    """A slider under the x-axis title (its current value would otherwise cover the title)."""
+    pad = {"t": X_BAND + GAP - SLIDER_TOP}
+    return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "pad": pad, "x": 0, "len": 1}

@@ -8,6 +8,16 @@ from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
 from sitebuild.figures.common import SPEEDUP_HOVER, point_colors
+from sitebuild.figures.placement import (
+    TITLE_LINE,
+    X_BAND,
+    legend_above,
+    legend_below,
+    narrow_below,
+    set_narrow,
+    sparse_ticks,
+    stacked_domains,
+)
 from specmodel.model.settings import Deployment
 
 
@@ -58,7 +68,11 @@ def roofline(data: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title_text="concurrent sequences (gamma 4, context 2048)", row=2, col=1)
     fig.update_yaxes(type="log", title_text="verify pass, ms", row=1, col=1)
     fig.update_yaxes(range=[0, 100], ticksuffix="%", title_text="idle", row=2, col=1)
-    fig.update_layout(legend={"y": 1.1, "orientation": "h"}, margin={"t": 48})
+    legend_above(fig)
+    narrow = {"xaxis2.title.text": "concurrent sequences<br>(gamma 4, context 2048)"}
+    set_narrow(
+        fig, narrow_below(fig, 580, band=X_BAND + TITLE_LINE, **narrow, **sparse_ticks(ticks["tickvals"], axes=2))
+    )
     return fig
 
 
@@ -95,8 +109,9 @@ def arithmetic_bill(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
             "ticksuffix": "x",
             "range": [1, float(data["ratio"].max()) * 1.05],
         },
-        legend={"y": -0.25},
     )
+    legend_below(fig)
+    set_narrow(fig, narrow_below(fig, 460))
     return fig
 
 
@@ -135,6 +150,15 @@ def memory_footprint(data: pd.DataFrame) -> go.Figure:
     )
     fig.update_yaxes(range=[0, float(data["weights_gib"].max()) * 1.2], row=1, col=1)
     fig.update_yaxes(range=[0, float(data["kv_kib_per_token"].max()) * 1.2], row=1, col=2)
+    fig.update_xaxes(tickangle=0, tickfont_size=12)  # the models' names stay level in a 600 px figure
+    # Narrow: the panels one over the other, each with its title over it.
+    height, top, bottom = 560, 36, 56
+    upper, lower = stacked_domains(2, height - top - bottom, 62)
+    narrow = {"height": height, "margin.t": top, "margin.b": bottom, "xaxis.domain": [0, 1], "xaxis2.domain": [0, 1]}
+    narrow.update({"yaxis.domain": upper, "yaxis2.domain": lower})
+    for i, domain in enumerate((upper, lower)):
+        narrow.update({f"annotations[{i}].x": 0.5, f"annotations[{i}].y": domain[1]})
+    set_narrow(fig, narrow)
     return fig
 
 
@@ -179,7 +203,9 @@ def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) 
     fig.update_xaxes(title_text=f"context, prompt tokens per sequence ({concurrency} sequences)", row=2, col=1)
     fig.update_yaxes(title_text="speedup", ticksuffix="x", range=[0, float(data["speedup"].max()) * 1.1], row=1, col=1)
     fig.update_yaxes(title_text="draft share", ticksuffix="%", range=[0, 100], row=2, col=1)
-    fig.update_layout(legend={"y": 1.1, "orientation": "h"}, margin={"t": 48})
+    legend_above(fig)
+    title = f"prompt tokens ({concurrency} sequences)"
+    set_narrow(fig, narrow_below(fig, 650, **{"xaxis2.title.text": title, **sparse_ticks(sorted(x.unique()), axes=2)}))
     return fig
 
 
@@ -213,6 +239,9 @@ def head_costs(data: pd.DataFrame) -> go.Figure:
         barmode="stack",
         xaxis={"title": "weights read per draft step, GiB", "range": [0, float(data["weights_read_gib"].max()) * 1.1]},
         yaxis={"autorange": "reversed"},
-        legend={"y": -0.3},
     )
+    legend_below(fig)
+    short = [th.drafter_short_label(d) for d in data["drafter"]]
+    narrow = {"xaxis.title.text": "GiB read per draft step", "yaxis.tickvals": labels, "yaxis.ticktext": short}
+    set_narrow(fig, narrow_below(fig, 380, **narrow))
     return fig

@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sitebuild import theme as th
+from sitebuild.figures import placement as pl
 from sitebuild.figures.common import SPEEDUP_HOVER, point_colors
 from specmodel.model.settings import Deployment
 
@@ -58,8 +59,9 @@ def validation(data: pd.DataFrame) -> go.Figure:
         ))  # fmt: skip
     axis = {"range": [low, top], "ticksuffix": "x"}
     fig.update_layout(xaxis={**axis, "title": "measured speedup"},
-                      yaxis={**axis, "title": "predicted speedup", "scaleanchor": "x"},
-                      legend={"y": 1.12, "orientation": "h"}, margin={"t": 60})  # fmt: skip
+                      yaxis={**axis, "title": "predicted speedup", "scaleanchor": "x"})  # fmt: skip
+    pl.legend_above(fig)
+    pl.set_narrow(fig, pl.narrow_below(fig, 470))
     return fig
 
 
@@ -81,6 +83,7 @@ def engine_ladder(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
     th.reference_line(fig, 1.0, x.min(), x.max())
     fig.update_layout(xaxis={**th.log2_axis(sorted(x.unique())), "title": "concurrent sequences"},
                       yaxis={"title": "speedup over plain decoding", "ticksuffix": "x",
-                             "range": [0, float(data["speedup"].max()) * 1.1]},
-                      legend={"y": 1.18, "orientation": "h"}, margin={"t": 80})  # fmt: skip
+                             "range": [0, float(data["speedup"].max()) * 1.1]})  # fmt: skip
+    pl.legend_above(fig)
+    pl.set_narrow(fig, pl.narrow_below(fig, 470, **pl.sparse_ticks(sorted(x.unique()))))
     return fig

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
+from sitebuild.figures import placement as pl
 from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, slider, visibility_steps
 from specmodel.model.settings import Deployment
 
@@ -88,9 +89,9 @@ def ladder(data: pd.DataFrame, deployment: Deployment, default_context: int = 20
             "range": [0, float(data["speedup"].max()) * 1.08],
             "ticksuffix": "x",
         },
-        legend={"y": 1.16, "orientation": "h"},
-        margin={"t": 80},
     )
+    pl.legend_above(fig)
+    pl.set_narrow(fig, pl.narrow_below(fig, 600, slider=True, **pl.sparse_ticks(sorted(x.unique()))))
     return fig
 
 
@@ -132,10 +133,35 @@ def hardware_ladders(data: pd.DataFrame, deployment: Deployment, default_context
     fig.update_xaxes(**th.log2_axis([2**i for i in range(0, 11, 2)]), title_text="concurrent sequences")
     fig.update_yaxes(range=[0, float(data["speedup"].max()) * 1.08], ticksuffix="x")
     fig.update_yaxes(title_text="speedup over plain decoding", row=1, col=1)
-    context_slider = slider(steps, contexts.index(default_context), "context (prompt tokens): ")
-    context_slider["pad"] = {"t": 72}
-    fig.update_layout(sliders=[context_slider], legend={"y": 1.2, "orientation": "h"}, margin={"t": 96})
+    fig.update_layout(sliders=[slider(steps, contexts.index(default_context), "context (prompt tokens): ")])
+    _hardware_placement(fig, len(cards))
     return fig
+
+
+def _hardware_placement(fig: go.Figure, panels: int) -> None:
+    """Wide: the legend over the panels' titles. Narrow: the panels one over the other, each
+    with its title, the speedup axis titled on the middle one, the legend under the slider."""
+    labels, grouped = pl.legend_entries(fig)
+    legend_px = pl.natural_legend_height(labels, pl.WIDE_PLOT, grouped)
+    height, top = fig.layout.height, legend_px + pl.GAP + pl.PANEL_TITLE
+    pl.apply(fig, pl.below(height, top, slider=True))
+    plot = height - top - fig.layout.margin.b
+    legend = {"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "bottom"}
+    fig.update_layout(legend={**legend, "y": round(1 + (pl.PANEL_TITLE + pl.GAP) / plot, 4)})
+
+    top, panel, gap = pl.NARROW_TOP + pl.PANEL_TITLE, 150, 60
+    narrow = pl.narrow_below(fig, slider=True, top=top, plot=panels * panel + (panels - 1) * gap)
+    middle = panels // 2
+    for i, domain in enumerate(pl.stacked_domains(panels, panels * panel + (panels - 1) * gap, gap)):
+        x, y = f"xaxis{i + 1 if i else ''}", f"yaxis{i + 1 if i else ''}"
+        narrow.update({f"{x}.domain": [0, 1], f"{y}.domain": domain, f"{y}.showticklabels": True})
+        narrow.update({f"annotations[{i}].x": 0.5, f"annotations[{i}].y": domain[1]})
+        if i < panels - 1:
+            narrow[f"{x}.title.text"] = ""
+        if i != middle:
+            narrow[f"{y}.title.text"] = ""
+    narrow[f"yaxis{middle + 1 if middle else ''}.title.text"] = "speedup over plain decoding"
+    pl.set_narrow(fig, narrow)
 
 
 def _map_traces(
@@ -199,4 +225,26 @@ def breakeven_map(data: pd.DataFrame, deployment: Deployment, default: str | Non
         yaxis={"title": "context (prompt tokens)", "type": "category"},
         margin={"t": 70},
     )
+    pl.legend_below(fig)
+    _map_narrow(fig, xs, groups)
     return fig
+
+
+COLORBAR = 66  # px a horizontal colour bar takes: title, bar and labels
+
+
+def _map_narrow(fig: go.Figure, xs: list[str], groups: list[list[int]]) -> None:
+    """Narrow: a dropdown instead of the row of buttons, every other column labelled, cell
+    text of 10 px, smaller boxes, and the colour bar laid flat under the plot."""
+    height, top = 570, 56
+    menu = {"type": "dropdown", "direction": "down", "x": 0, "xanchor": "left", "y": 1, "yanchor": "bottom"}
+    paths = {f"updatemenus[0].{k}": v for k, v in menu.items()}
+    paths.update(
+        {"updatemenus[0].pad.b": 8, "xaxis.tickvals": xs[::2], "xaxis.ticktext": xs[::2], "xaxis.tickangle": 0}
+    )
+    narrow = pl.narrow_below(fig, height, top=top, band=pl.X_BAND + pl.GAP + COLORBAR, **paths)
+    colorbar = {"orientation": "h", "x": 0, "xanchor": "left", "len": 1, "thickness": 10, "yanchor": "top"}
+    colorbar["y"] = round(-(pl.X_BAND + pl.GAP) / (height - top - narrow["margin.b"]), 4)
+    heatmap = {"textfont.size": 10, "colorbar.title.side": "top", **{f"colorbar.{k}": v for k, v in colorbar.items()}}
+    heatmaps, boxes = [g[0] for g in groups], [g[2] for g in groups]
+    pl.set_narrow(fig, narrow, [(heatmaps, heatmap), (boxes, {"marker.size": 22})])
