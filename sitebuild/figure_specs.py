@@ -32,8 +32,8 @@ def _alpha_figure(settings: Settings) -> go.Figure:
     frame, breakeven = data.alpha_sweep(settings)
     draft, big = data.model_drafters(settings)
     marks = {
-        f"{draft} at alpha 0.75": (0.75, float(evaluate(drafter=draft, settings=settings).speedup)),
-        f"{big} at alpha 0.95": (0.95, float(evaluate(drafter=big, alpha=0.95, settings=settings).speedup)),
+        draft: (0.75, float(evaluate(drafter=draft, settings=settings).speedup)),
+        big: (0.95, float(evaluate(drafter=big, alpha=0.95, settings=settings).speedup)),
     }
     return draw.alpha_sweep(frame, breakeven, marks, settings.deployment)
 
@@ -79,7 +79,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "context",
         "Speedup and draft share against context at 64 sequences",
         "At 64 sequences, longer prompts hand the wall clock to the drafter; the n-gram drafter has no cache "
-        "to read and keeps its lead.",
+        "to read and keeps its lead. Open markers: 64 sequences at that context do not fit on one card.",
         lambda s: draw.context_sweep(data.context_sweep(s, 64), 64, s.deployment),
     ),
     FigureSpec(

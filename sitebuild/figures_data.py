@@ -14,7 +14,7 @@ from specmodel.model import acceptance as acc
 from specmodel.model import architecture as arch
 from specmodel.model import heads
 from specmodel.model.breakeven import first_crossing
-from specmodel.model.drafters import drafter_coefficients
+from specmodel.model.drafters import drafter_coefficients, drafter_label
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import CONCURRENCY_LADDER, DEFAULTS, ENGINES, GRID_CONTEXTS
 from specmodel.model.scenario import GAMMAS as GAMMA_VALUES
@@ -116,8 +116,9 @@ def arithmetic_bill(settings: Settings) -> pd.DataFrame:
             pd.DataFrame(
                 {
                     "gamma": GAMMAS,
-                    "series": f"simulated: {drafter}, {profile}",
+                    "series": f"simulated: {drafter_label(drafter)}, {profile}",
                     "drafter": drafter,
+                    "profile": profile,
                     "kind": "simulated",
                     "ratio": ev.arithmetic_ratio,
                 }
@@ -135,6 +136,7 @@ def arithmetic_bill(settings: Settings) -> pd.DataFrame:
                     "gamma": GAMMAS,
                     "series": label,
                     "drafter": drafter,
+                    "profile": "same",  # the theorem's assumption: one alpha at every position
                     "kind": "theorem",
                     "ratio": acc.theorem_3_11_arithmetic_increase(DEFAULTS["alpha"], GAMMAS, c),
                 }
@@ -175,7 +177,7 @@ def context_sweep(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
     """Draft share of wall clock and speedup vs context at 64 sequences, every drafter."""
     t, d = np.meshgrid(CONTEXTS, np.array(site_drafters(settings)), indexing="ij")
     ev = evaluate(settings=settings, concurrency=concurrency, context=t, drafter=d)
-    return _frame(ev, context=t, drafter=d, speedup=ev.speedup, draft_share=ev.draft_share)
+    return _frame(ev, context=t, drafter=d, speedup=ev.speedup, draft_share=ev.draft_share, fits=ev.fits)
 
 
 def gamma_sweep(settings: Settings) -> pd.DataFrame:

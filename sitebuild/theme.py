@@ -26,6 +26,8 @@ MEMORY = "#3b6fd8"
 COMPUTE = "#e0662f"
 IDLE = "#7c6bd6"
 NEUTRAL = "#8a8f98"
+#: The model draft under the same acceptance at every position (vs its falling profile).
+SAME_ACCEPTANCE = "#7c6bd6"
 SEQUENCE = ("#3b6fd8", "#0f9d8a", "#d9822b", "#c8359d", "#7c6bd6", "#5c8a2e", "#b5475b")
 REFERENCE = "reference"  # meta tag of traces the page re-colours with the scheme
 

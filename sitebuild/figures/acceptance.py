@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sitebuild import theme as th
-from sitebuild.figures.common import SPEEDUP_HOVER, point_colors, slider, visibility_steps
+from sitebuild.figures.common import SPEEDUP_HOVER, point_colors, sequences, slider, visibility_steps
 from sitebuild.figures.placement import TITLE_LINE, X_BAND, legend_above, legend_below, narrow_below, set_narrow
 from specmodel.model.settings import Deployment
 
@@ -68,8 +68,8 @@ def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: De
     """The article's marked points, as diamonds with their speedup; returns the indices of
     those by the right edge, whose value the narrow variant writes to their left."""
     edge = []
-    for label, (x, y) in marks.items():
-        drafter = label.split(" ")[0]
+    for drafter, (x, y) in marks.items():
+        label = f"{th.drafter_label(drafter)} at alpha {x:g}"
         edge += [len(fig.data)] if x > 0.9 else []
         fig.add_trace(
             go.Scatter(
@@ -98,10 +98,10 @@ def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figu
                 x=part["gamma"],
                 y=part["speedup"],
                 mode="lines+markers",
-                name=f"{b} sequence{'s' * (b > 1)}",
+                name=sequences([b])[0],
                 line={"color": colors[b], "width": 2.5},
                 marker={"size": 9, "color": point_colors(part["speedup"], colors[b])},
-                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{b} sequences</extra>",
+                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{sequences([b])[0]}</extra>",
             )
         )
     concurrencies = sorted(data["concurrency"].unique())
@@ -113,10 +113,10 @@ def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figu
                 x=part["gamma"],
                 y=part["speedup"],
                 mode="lines+markers",
-                name=f"chosen: {b} sequences",
+                name=f"chosen: {sequences([b])[0]}",
                 line={"color": th.NEUTRAL, "width": 2, "dash": "dash"},
                 marker={"size": 8, "color": point_colors(part["speedup"], th.NEUTRAL)},
-                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{b} sequences</extra>",
+                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{sequences([b])[0]}</extra>",
                 visible=bool(b == default),
             )
         )

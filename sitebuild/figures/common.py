@@ -6,11 +6,17 @@ from typing import Any
 
 from sitebuild.figures.placement import GAP, SLIDER_TOP, X_BAND
 from sitebuild.theme import LOSS
+from specmodel.formatting import plural
 
 SPEEDUP_HOVER = "%{y:.2f}x over plain decoding"
 
 #: Marker of a scenario that does not fit on the card: open, where fitting ones are filled.
 UNFIT_SYMBOL = "circle-open"
+
+
+def sequences(counts: Any) -> list[str]:
+    """Hover text for concurrencies (``%{hovertext}``): ``1 sequence``, ``64 sequences``."""
+    return [plural(int(b), "sequence") for b in counts]
 
 
 def point_colors(speedup: Any, color: str) -> list[str]:

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
-from sitebuild.figures.common import SPEEDUP_HOVER, point_colors
+from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences
 from sitebuild.figures.placement import (
     TITLE_LINE,
     X_BAND,
@@ -33,7 +33,8 @@ def roofline(data: pd.DataFrame) -> go.Figure:
             name="memory time",
             mode="lines",
             line={"color": th.MEMORY, "width": 2.5},
-            hovertemplate="%{x} sequences: %{y:.2f} ms moving bytes<extra></extra>",
+            hovertext=sequences(b),
+            hovertemplate="%{hovertext}: %{y:.2f} ms moving bytes<extra></extra>",
         ),
         row=1,
         col=1,
@@ -45,7 +46,8 @@ def roofline(data: pd.DataFrame) -> go.Figure:
             name="arithmetic time",
             mode="lines",
             line={"color": th.COMPUTE, "width": 2.5},
-            hovertemplate="%{x} sequences: %{y:.2f} ms of arithmetic<extra></extra>",
+            hovertext=sequences(b),
+            hovertemplate="%{hovertext}: %{y:.2f} ms of arithmetic<extra></extra>",
         ),
         row=1,
         col=1,
@@ -58,7 +60,8 @@ def roofline(data: pd.DataFrame) -> go.Figure:
             mode="lines",
             line={"color": th.IDLE, "width": 2.5},
             fill="tozeroy",
-            hovertemplate="%{x} sequences: idle %{y:.0f}% of the pass<extra></extra>",
+            hovertext=sequences(b),
+            hovertemplate="%{hovertext}: idle %{y:.0f}% of the pass<extra></extra>",
         ),
         row=2,
         col=1,
@@ -83,15 +86,12 @@ def arithmetic_bill(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
         "simulated": {"mode": "markers", "marker": {"size": 10}},
         "theorem": {"mode": "lines", "line": {"width": 2, "dash": "dot"}},
     }
-    draft = deployment.draft
-    palette = {
-        f"simulated: {draft}, falling": th.ROLE_COLORS["draft"],
-        f"simulated: {draft}, same": "#7c6bd6",
-        "simulated: ngram, same": th.ROLE_COLORS["ngram"],
-    }
     for series, part in data.groupby("series", sort=False):
-        kind = part["kind"].iloc[0]
-        color = palette.get(series, th.drafter_color(part["drafter"].iloc[0], deployment))
+        kind, drafter, profile = part[["kind", "drafter", "profile"]].iloc[0]
+        # A theorem line takes the colour of the dots it explains: the same drafter under the
+        # theorem's own assumption, the same acceptance at every position.
+        same_draft = profile == "same" and drafter == deployment.draft
+        color = th.SAME_ACCEPTANCE if same_draft else th.drafter_color(drafter, deployment)
         style = {k: (dict(v, color=color) if isinstance(v, dict) else v) for k, v in styles[kind].items()}
         fig.add_trace(
             go.Scatter(
@@ -162,12 +162,19 @@ def memory_footprint(data: pd.DataFrame) -> go.Figure:
     return fig
 
 
+#: Hover text added to a point that does not fit on one card.
+FITS_NOTE = {True: "", False: "<br>does not fit on one card"}
+
+
 def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) -> go.Figure:
     """Speedup (top) and the drafter's share of wall clock (bottom) vs context."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
     for drafter, part in data.groupby("drafter", sort=False):
         color, label = th.drafter_color(drafter, deployment), th.drafter_label(drafter)
+        # Open markers: the scenario does not fit on one card (as on the ladder).
+        symbols = ["circle" if f else UNFIT_SYMBOL for f in part["fits"]]
+        marker = {"size": 8, "color": point_colors(part["speedup"], color), "symbol": symbols, "line": {"width": 2}}
         fig.add_trace(
             go.Scatter(
                 x=part["context"],
@@ -175,9 +182,10 @@ def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) 
                 mode="lines+markers",
                 name=label,
                 line={"color": color, "width": 2.5},
-                marker={"size": 8, "color": point_colors(part["speedup"], color)},
+                marker=marker,
                 legendgroup=drafter,
-                hovertemplate="context %{x:,}: " + SPEEDUP_HOVER + "<extra>" + label + "</extra>",
+                text=[FITS_NOTE[bool(f)] for f in part["fits"]],
+                hovertemplate="context %{x:,}: " + SPEEDUP_HOVER + "%{text}<extra>" + label + "</extra>",
             ),
             row=1,
             col=1,
@@ -190,6 +198,7 @@ def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) 
                     mode="lines+markers",
                     name=label,
                     line={"color": color, "width": 2.5},
+                    marker={"symbol": symbols, "line": {"width": 2}, "color": color},
                     showlegend=False,
                     legendgroup=drafter,
                     hovertemplate="context %{x:,}: %{y:.0f}% of wall clock drafting<extra>" + label + "</extra>",

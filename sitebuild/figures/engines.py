@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from sitebuild import theme as th
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import SPEEDUP_HOVER, point_colors
+from sitebuild.figures.common import SPEEDUP_HOVER, point_colors, sequences
 from specmodel.model.settings import Deployment
 
 #: How each engine's traces look: the article's ideal model dashed, the fitted engine solid.
@@ -77,7 +77,8 @@ def engine_ladder(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
             line={"color": color, "width": 2.5, "dash": style["dash"]},
             marker={"size": 8, "color": point_colors(part["speedup"], color), "symbol": style["symbol"],
                     "line": {"width": 1.5, "color": color}},
-            hovertemplate="%{x} sequences: " + SPEEDUP_HOVER + "<extra>" + label + "</extra>",
+            hovertext=sequences(part["concurrency"]),
+            hovertemplate="%{hovertext}: " + SPEEDUP_HOVER + "<extra>" + label + "</extra>",
         ))  # fmt: skip
     x = data["concurrency"]
     th.reference_line(fig, 1.0, x.min(), x.max())

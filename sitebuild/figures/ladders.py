@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, slider, visibility_steps
+from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences, slider, visibility_steps
 from specmodel.model.settings import Deployment
 
 
@@ -42,7 +42,8 @@ def _ladder_trace(
             [part["spec_tokens_per_s"], part["base_tokens_per_s"], part["memory_gib"], part["usable_gib"]], axis=-1
         ),
         text=["fits on the card" if f else "does not fit on one card" for f in fits],
-        hovertemplate="%{x} sequences<br>"
+        hovertext=sequences(part["concurrency"]),
+        hovertemplate="%{hovertext}<br>"
         + SPEEDUP_HOVER
         + "<br>%{customdata[0]:,.0f} vs %{customdata[1]:,.0f} tokens/s"
         + "<br>%{text}: needs %{customdata[2]:,.1f} of %{customdata[3]:,.1f} GiB<extra>"
@@ -177,23 +178,26 @@ def _map_traces(
         x=xs, y=ys, z=np.log2(speed), zmin=-span, zmax=span,
         colorscale=[[0.0, th.LOSS], [0.5, "#f2f2f2"], [1.0, th.ROLE_COLORS["ngram"]]],
         text=np.where(speed >= 1, gamma.astype(str), "off"), texttemplate="%{text}", customdata=speed,
-        visible=visible, name=label,
+        hovertext=[sequences(concurrencies)] * len(contexts), visible=visible, name=label,
         colorbar={"title": {"text": "speedup"}, "tickvals": [-2, -1, 0, 1, 2],
                   "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"]},
-        hovertemplate="%{x} sequences, context %{y}<br>best gamma %{text}: %{customdata:.2f}x<extra>" + label
+        hovertemplate="%{hovertext}, context %{y}<br>best gamma %{text}: %{customdata:.2f}x<extra>" + label
         + "</extra>",
     )  # fmt: skip
     contour = go.Contour(
         x=xs, y=ys, z=speed, contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": True},
+        # Dark in both schemes: it runs over the map's near-white 1x cells, not the page.
         line={"width": 3, "color": "#1f1f1f"}, showscale=False, visible=visible, hoverinfo="skip",
-        meta=th.REFERENCE, name="1.0x contour",
+        showlegend=False, name="1.0x contour",
     )  # fmt: skip
     rows, cols = np.nonzero(~part["fits"].loc[contexts, concurrencies].to_numpy(dtype=bool))
     boxes = go.Scatter(
         x=[xs[c] for c in cols], y=[ys[r] for r in rows], mode="markers", visible=visible, showlegend=False,
         marker={"symbol": "square-open", "size": 30, "line": {"width": 1.5}, "color": th.NEUTRAL},
-        name="does not fit on one card",
-        hovertemplate="%{x} sequences, context %{y}: does not fit on one card<extra></extra>",
+        name="does not fit on one card", hovertext=sequences([concurrencies[c] for c in cols]),
+        customdata=[[float(speed[r, c]), str(gamma[r, c]) if speed[r, c] >= 1 else "off"] for r, c in zip(rows, cols)],
+        hovertemplate="%{hovertext}, context %{y}<br>best gamma %{customdata[1]}: %{customdata[0]:.2f}x,"
+        " but does not fit on one card<extra>" + label + "</extra>",
     )  # fmt: skip
     return [heatmap, contour, boxes]
 
