@@ -59,8 +59,8 @@ def screenshots(base: str, folder: Path) -> list[Path]:
                 page.wait_for_selector("[data-simulator][data-state=ready]")
                 draw_every_figure(page)
                 shots = {"simulator": page.locator("[data-simulator]")}
-                for i, figure in enumerate(page.locator(".specfig").all(), start=1):
-                    shots[f"figure-{i:02d}"] = figure
+                for figure in page.locator(".specfig").all():
+                    shots[figure.get_attribute("id") or "figure"] = figure
                 for name, locator in shots.items():
                     path = folder / f"{width_name}-{scheme}-{name}.png"
                     locator.scroll_into_view_if_needed()
