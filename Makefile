@@ -66,6 +66,7 @@ bench: install chromium
 	$(BIN)/python benchmarks/bench_site.py
 	$(BIN)/python benchmarks/bench_simulator.py
 	$(BIN)/python benchmarks/bench_validation.py
+	$(BIN)/python benchmarks/bench_advise_log.py
 
 clean:
 	rm -rf site docs/generated .pytest_cache

@@ -79,6 +79,9 @@ def test_an_unfit_scenario_says_so_at_the_headline(browser, site_server):
     assert not bool(evaluate(concurrency=256, drafter="eagle-32k").fits)
     fit = page.locator("[data-simulator] [data-headline-fit]")
     assert fit.is_visible() and "does not fit on one card" in fit.text_content()
+    # The headline, fit note included, is a polite live region: screen readers announce it whole.
+    status = page.locator("[data-simulator] [role=status]:has([data-headline-fit])")
+    assert status.get_attribute("aria-live") == "polite" and status.get_attribute("aria-atomic") == "true"
     page.select_option("[name=concurrency]", "1")
     page.wait_for_selector(READY)
     assert not fit.is_visible()

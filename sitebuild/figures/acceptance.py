@@ -65,12 +65,13 @@ def _breakeven_line(fig: go.Figure, a0: float, color: str) -> dict:
 
 
 def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: Deployment) -> list[int]:
-    """The article's marked points, as diamonds with their speedup; returns the indices of
-    those by the right edge, whose value the narrow variant writes to their left."""
+    """The article's marked points, as diamonds with their speedup; returns their indices:
+    the narrow variant writes each value to the left of its diamond (the one by the right
+    edge would be cut off, and centred values would run into each other)."""
     edge = []
     for drafter, (x, y) in marks.items():
         label = f"{th.drafter_label(drafter)} at alpha {x:g}"
-        edge += [len(fig.data)] if x > 0.9 else []
+        edge.append(len(fig.data))
         fig.add_trace(
             go.Scatter(
                 x=[x],
