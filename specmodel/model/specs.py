@@ -30,8 +30,36 @@ class Sourced(BaseModel):
     source: str = Field(min_length=1)
 
 
+class Interconnect(BaseModel):
+    """The links a tensor-parallel all-reduce runs over (SI units: B/s, s).
+
+    ``bandwidth`` is what one GPU sends in each direction: over all its links for a
+    ``switch`` (NVSwitch, a PCIe switch: the same for any group), per link for a ``mesh`` of
+    point-to-point links (a group of N GPUs then has N - 1 links per GPU among its members).
+    An all-reduce over N GPUs pays ``allreduce_latency`` plus ``hop_latency`` for each of
+    the ring's 2(N - 1) steps."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    topology: Literal["switch", "mesh"]
+    bandwidth: Sourced
+    allreduce_latency: Sourced
+    hop_latency: Sourced
+    max_tensor_parallel: Sourced
+
+    @model_validator(mode="after")
+    def _units(self) -> Interconnect:
+        expected = {"bandwidth": "B/s", "allreduce_latency": "s", "hop_latency": "s", "max_tensor_parallel": "GPUs"}
+        for field, unit in expected.items():
+            if getattr(self, field).unit != unit:
+                raise ValueError(f"interconnect {field} must be given in {unit}")
+        if not float(self.max_tensor_parallel.value).is_integer():
+            raise ValueError("interconnect max_tensor_parallel must be a whole number of GPUs")
+        return self
+
+
 class Hardware(BaseModel):
-    """One accelerator's peak figures (SI units: B/s, FLOP/s, B)."""
+    """One accelerator's peak figures (SI units: B/s, FLOP/s, B) and its GPU-to-GPU links."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
@@ -39,6 +67,7 @@ class Hardware(BaseModel):
     memory_bandwidth: Sourced
     peak_flops: Sourced
     memory_capacity: Sourced
+    interconnect: Interconnect
 
     @model_validator(mode="after")
     def _units(self) -> Hardware:
