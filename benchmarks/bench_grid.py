@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from specmodel import evaluate
-from specmodel.grid import grid_arrays
+from specmodel.grid import grid_mesh
 
 
 def main() -> None:
@@ -31,14 +31,16 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    grid = grid_arrays()
-    n = len(grid["concurrency"])
+    mesh = grid_mesh()
+    n = mesh["concurrency"].size
     times = []
     for _ in range(args.repeats):
         start = time.perf_counter()
-        vectorised = evaluate(**grid)
+        vectorised = evaluate(**mesh)
         times.append(time.perf_counter() - start)
     best = min(times)
+    grid = {k: v.ravel() for k, v in mesh.items()}
+    flat_speedup = vectorised.speedup.ravel()
 
     rng = np.random.default_rng(0)
     sample = np.arange(n) if args.scalar in (0, n) else np.sort(rng.choice(n, size=min(args.scalar, n), replace=False))
@@ -47,7 +49,7 @@ def main() -> None:
     for out, i in enumerate(sample):
         scalar[out] = evaluate(**{k: v[i].item() for k, v in grid.items()}).speedup
     scalar_time = (time.perf_counter() - start) * n / len(sample)
-    max_diff = np.max(np.abs(scalar - vectorised.speedup[sample]) / vectorised.speedup[sample])
+    max_diff = np.max(np.abs(scalar - flat_speedup[sample]) / flat_speedup[sample])
 
     print(f"cores available      {os.cpu_count()}")
     print(f"scenarios            {n:,}")

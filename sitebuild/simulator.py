@@ -23,19 +23,19 @@ from specmodel import formatting
 from specmodel.model.acceptance import tokens_per_iteration_pmf
 from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
-from specmodel.model.scenario import AXES, SIMULATOR_AXIS_VALUES, default_scenario
+from specmodel.model.scenario import SIMULATOR_AXES, SIMULATOR_AXIS_VALUES, default_scenario
 from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.vllm import metrics as vllm
 
-ALL = AXES
+ALL = SIMULATOR_AXES
 
 
 def axes(settings: Settings) -> dict[str, tuple[Any, ...]]:
-    """The simulator's settings: every value of each control, in :data:`specmodel.AXES` order
+    """The simulator's settings: every value of each control, in :data:`SIMULATOR_AXES` order
     (values from :data:`specmodel.model.scenario.SIMULATOR_AXIS_VALUES`; drafters: the site's)."""
     values = {**SIMULATOR_AXIS_VALUES, "drafter": site_drafters(settings)}
-    return {name: tuple(values[name]) for name in AXES}
+    return {name: tuple(values[name]) for name in ALL}
 
 
 def _engine_first(axes: tuple[str, ...]) -> tuple[str, ...]:
@@ -110,7 +110,7 @@ class Grid:
 
 def evaluate_grid(settings: Settings) -> Grid:
     mesh = np.meshgrid(*(np.array(v) for v in axes(settings).values()), indexing="ij")
-    ev = evaluate(**dict(zip(AXES, mesh, strict=True)), settings=settings)
+    ev = evaluate(**dict(zip(ALL, mesh, strict=True)), settings=settings)
     return Grid(settings, ev, expected_counters(ev, mesh[0], mesh[2]))
 
 
@@ -225,7 +225,7 @@ def simulator_data(grid: Grid) -> SimulatorData:
     default = default_scenario(settings)
     meta = {
         "binaries": binary_names(settings),
-        "axis_order": list(AXES),
+        "axis_order": list(ALL),
         "axes": {k: list(v) for k, v in axes(settings).items()},
         "defaults": {k: getattr(default, k) for k in ALL},
         "fits": {**fits, "text": {"1": FITS_TEXT[True], "0": FITS_TEXT[False]}},

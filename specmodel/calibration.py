@@ -27,8 +27,8 @@ from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.safe_input import excerpt, read_limited_text
 
-#: The scenario of each row (the article's engine, ``ideal``, is implied).
-SCENARIO_COLUMNS = [axis for axis in AXES if axis != "engine"]
+#: The scenario of each row (the article's engine, ``ideal``, on one card, is implied).
+SCENARIO_COLUMNS = [axis for axis in AXES if axis not in ("engine", "tensor_parallel")]
 COLUMNS = (*SCENARIO_COLUMNS, "metric", "value", "tolerance", "kind", "note")
 PACKAGED = "calibration.csv"
 

@@ -13,22 +13,31 @@ from specmodel.model.scenario import AXES, GRID_AXIS_VALUES
 from specmodel.model.settings import Settings, current
 from specmodel.readouts import readout_arrays
 
-#: The default grid: 11 x 8 x 10 x (drafters) x 2 x 10 x 2 scenarios; the drafter axis (None
-#: here) is every drafter that can serve the target (8 for Qwen3-8B: 281,600 scenarios).
+#: The default grid: 11 x 8 x 10 x (drafters) x 2 x 10 x 2 x 4 scenarios; the drafter axis
+#: (None here) is every drafter that can serve the target (8 for Qwen3-8B: 1,126,400 scenarios).
 DEFAULT_GRID: dict[str, tuple[Any, ...] | None] = {**GRID_AXIS_VALUES, "drafter": None}
+
+
+def grid_mesh(
+    target: str | None = None, settings: Settings | None = None, skip: tuple[str, ...] = (), **axes: Any
+) -> dict[str, np.ndarray]:
+    """The Cartesian product of the axes but those in ``skip`` (defaults from DEFAULT_GRID;
+    drafters: every one that can serve ``target``): one axis of an N-d array per scenario
+    axis, each field a broadcast view of its axis values, so that :func:`evaluate` does the
+    work of each quantity once per distinct value of the axes it depends on."""
+    settings = settings or current()
+    default = {**GRID_AXIS_VALUES, "drafter": drafter_names(target or settings.deployment.target)}
+    names = [a for a in AXES if a not in skip]
+    values = [np.asarray(axes.get(name, default[name])) for name in names]
+    mesh = np.broadcast_arrays(*np.meshgrid(*values, indexing="ij", sparse=True))
+    return dict(zip(names, mesh, strict=True))
 
 
 def grid_arrays(
     target: str | None = None, settings: Settings | None = None, skip: tuple[str, ...] = (), **axes: Any
 ) -> dict[str, np.ndarray]:
-    """The Cartesian product of the axes but those in ``skip`` (defaults from DEFAULT_GRID;
-    drafters: every one that can serve ``target``), flattened."""
-    settings = settings or current()
-    default = {**GRID_AXIS_VALUES, "drafter": drafter_names(target or settings.deployment.target)}
-    names = [a for a in AXES if a not in skip]
-    values = [np.asarray(axes.get(name, default[name])) for name in names]
-    mesh = np.meshgrid(*values, indexing="ij")
-    return {name: m.ravel() for name, m in zip(names, mesh, strict=True)}
+    """:func:`grid_mesh`, flattened: one element per scenario."""
+    return {name: m.ravel() for name, m in grid_mesh(target, settings, skip, **axes).items()}
 
 
 def sweep(
@@ -49,7 +58,7 @@ def sweep(
     acceptance and alpha axes; an ``engine`` given as a name, not a list, fixes that axis.
 
     >>> df = sweep(concurrency=[1, 64], gamma=[4], context=[2048], drafter=["qwen3-0.6b"],
-    ...            acceptance=["falling"], alpha=[0.75], engine=["ideal"])
+    ...            acceptance=["falling"], alpha=[0.75], engine=["ideal"], tensor_parallel=[1])
     >>> df["speedup"].round(2).tolist()
     [1.93, 0.89]
     """
@@ -63,9 +72,9 @@ def sweep(
                 if v is not None}  # fmt: skip
     skip: tuple[str, ...] = ("acceptance", "alpha") if measured else ()
     skip += ("gamma",) if per_position is not None else ()
-    columns = grid_arrays(target, settings, skip, **axes)
+    mesh = grid_mesh(target, settings, skip, **axes)
     evaluation = evaluate(
-        **columns,
+        **mesh,
         **measured,
         hardware=hardware,
         target=target,
@@ -73,10 +82,10 @@ def sweep(
         generated_tokens=generated_tokens,
         settings=settings,
     )
-    frame = pd.DataFrame(columns)
+    frame = pd.DataFrame({name: m.ravel() for name, m in mesh.items()})
     for key, values in readout_arrays(evaluation).items():
-        frame[key] = values
-    frame["fits"] = evaluation.fits
+        frame[key] = np.ravel(values)
+    frame["fits"] = np.ravel(evaluation.fits)
     for j in range(evaluation.per_position.shape[-1]):
-        frame[f"per_position_{j + 1}"] = evaluation.per_position[..., j]
+        frame[f"per_position_{j + 1}"] = np.ravel(evaluation.per_position[..., j])
     return frame

@@ -114,7 +114,7 @@ def test_sweep_writes_the_default_grid(tmp_path, ext):
     out = run("sweep", "--out", str(target))
     assert out.returncode == 0, out.stderr
     frame = pd.read_csv(target) if ext == "csv" else pd.read_parquet(target)
-    assert len(frame) == 11 * 8 * 10 * 8 * 2 * 10 * 2  # eight drafters serve qwen3-8b; two engines
+    assert len(frame) == 11 * 8 * 10 * 8 * 2 * 10 * 2 * 4  # eight drafters serve qwen3-8b; two engines; TP 1-8
     assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
 
 
@@ -179,7 +179,7 @@ def test_sweep_takes_hardware_and_target(tmp_path):
     assert out.returncode == 0, out.stderr
     frame = pd.read_parquet(target)
     assert set(frame["drafter"]) == {"llama-3.2-1b", "llama-3.2-3b", "ngram", "eagle", "eagle-32k", "mtp", "eagle3"}
-    assert len(frame) == 11 * 8 * 10 * 7 * 2 * 10 * 2 and "fits" in frame
+    assert len(frame) == 11 * 8 * 10 * 7 * 2 * 10 * 2 * 4 and "fits" in frame
     row = frame[
         (frame.concurrency == 64)
         & (frame.context == 2048)
@@ -188,6 +188,7 @@ def test_sweep_takes_hardware_and_target(tmp_path):
         & (frame.acceptance == "falling")
         & (frame.alpha == 0.75)
         & (frame.engine == "ideal")
+        & (frame.tensor_parallel == 1)
     ].iloc[0]
     ev = evaluate(concurrency=64, drafter="ngram", hardware="l40s", target="llama-3.1-8b")
     assert row["speedup"] == pytest.approx(float(ev.speedup)) and bool(row["fits"]) == bool(ev.fits)

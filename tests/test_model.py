@@ -144,6 +144,7 @@ def test_sweep_has_one_row_per_scenario():
         acceptance=["same"],
         alpha=[0.5],
         engine=["ideal"],
+        tensor_parallel=[1],
     )
     assert len(df) == 4
     assert list(df.columns[:6]) == ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha"]
@@ -152,7 +153,8 @@ def test_sweep_has_one_row_per_scenario():
 
 def test_default_grid_size():
     sizes = [len(v) for v in grid_arrays().values()]
-    assert sizes[0] == 11 * 8 * 10 * 8 * 2 * 10 * 2 >= 50_000  # eight drafters, two engines
+    # eight drafters, two engines, four tensor-parallel degrees
+    assert sizes[0] == 11 * 8 * 10 * 8 * 2 * 10 * 2 * 4 >= 50_000
 
 
 @given(scenarios)

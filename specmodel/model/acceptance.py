@@ -144,3 +144,41 @@ def alpha_for_mean_acceptance_length(mean_acceptance_length, gamma):
         low, high = np.where(below, mid, low), np.where(below, high, mid)
     alpha = 0.5 * (low + high)
     return float(alpha) if alpha.ndim == 0 else alpha
+
+
+def tree_candidates_per_depth(tree_topk: npt.ArrayLike, verify_tokens: npt.ArrayLike, depths: int) -> FloatArray:
+    """Candidates k_j a tree holds at depths j = 1..``depths`` when its V - 1 guesses fill the
+    depths in order, K at a time: ``k_j = clip(V - 1 - K (j - 1), 0, K)`` (trailing axis j).
+
+    >>> tree_candidates_per_depth(4, 8, 3).tolist()
+    [4.0, 3.0, 0.0]
+    """
+    k = np.asarray(tree_topk, dtype=float)[..., None]
+    v = np.asarray(verify_tokens, dtype=float)[..., None]
+    return np.clip(v - 1.0 - k * (_positions(depths) - 1.0), 0.0, k)
+
+
+def tree_per_position(
+    per_position: npt.ArrayLike, tree_topk: npt.ArrayLike, verify_tokens: npt.ArrayLike
+) -> FloatArray:
+    """Unconditional acceptance of each depth of a tree draft, from a chain's ``per_position``
+    acceptance u_j (trailing axis), under a stated simple model: depth j holds k_j candidates
+    (:func:`tree_candidates_per_depth`), each accepted independently with the chain's
+    conditional acceptance ``a_j = u_j / u_(j-1)``, and the tree reaches depth j when one of
+    them is: ``u'_j = prod_(i <= j) (1 - (1 - a_i) ** k_i)``.
+
+    Independent candidates make this an upper bound: a drafter's top-K guesses at one depth
+    are correlated, and SGLang keeps the V - 1 highest-scoring nodes rather than filling
+    depths in order. For a chain (K = 1, V = gamma + 1) it returns u_j. The tree's own
+    acceptance can be given instead, measured (a mean acceptance length).
+
+    >>> tree_per_position([0.75, 0.5], 2, 5).round(4).tolist()
+    [0.9375, 0.8333]
+    """
+    u = np.asarray(per_position, dtype=float)
+    previous = np.concatenate([np.ones(u.shape[:-1] + (1,)), u[..., :-1]], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        conditional = np.where(previous > 0, u / previous, 0.0)
+    k = tree_candidates_per_depth(tree_topk, verify_tokens, u.shape[-1])
+    reached = 1.0 - (1.0 - conditional) ** k
+    return np.cumprod(np.where(k > 0, reached, 0.0), axis=-1)

@@ -23,6 +23,7 @@ from specmodel.model import heads as heads_
 from specmodel.model import roofline
 from specmodel.model.specs import Architecture, architecture_catalog, get_architecture
 from specmodel.model.types import FloatArray, Numeric, StrArray
+from specmodel.model.validation import compact
 
 NGRAM = "ngram"
 KINDS = ("model", "head", "ngram")
@@ -39,7 +40,10 @@ class PassCoefficients(Generic[N_co]):
     card's memory (they differ for a head that reads the target's LM head).
     ``iteration_weight_bytes`` is what a drafter reads once per iteration rather than per pass
     (EAGLE-3's fused projection), at 2 FLOPs per weight per sequence; ``kind`` is ``model``,
-    ``head`` or ``ngram`` (0, 1, 2 as numbers in a grid)."""
+    ``head`` or ``ngram`` (0, 1, 2 as numbers in a grid). ``layers``, ``kv_heads`` and
+    ``activation_bytes`` (one position's hidden state, D b bytes) are what tensor parallelism
+    needs: 2 L all-reduces of B Q D b bytes per pass, and the cache split by KV heads
+    (:mod:`specmodel.model.parallel`)."""
 
     weight_bytes: N_co
     resident_bytes: N_co
@@ -49,6 +53,9 @@ class PassCoefficients(Generic[N_co]):
     iteration_weight_bytes: N_co
     iteration_flops_per_sequence: N_co
     kind: N_co
+    layers: N_co
+    kv_heads: N_co
+    activation_bytes: N_co
 
     @classmethod
     def of_model(
@@ -65,6 +72,9 @@ class PassCoefficients(Generic[N_co]):
             0.0,
             0.0,
             float(KINDS.index("model")),
+            float(arch.num_hidden_layers),
+            float(arch.num_key_value_heads),
+            float(arch.hidden_size * arch.bytes_per_element),
         )
 
     @classmethod
@@ -84,23 +94,28 @@ class PassCoefficients(Generic[N_co]):
             float(fused * b),
             float(flops_per_parameter * fused),
             float(KINDS.index("head")),
+            float(head.decoder_layers),
+            float(target.num_key_value_heads),
+            float(target.hidden_size * b),
         )
 
     @classmethod
     def of_drafters(
         cls: type[PassCoefficients[Any]], names: StrArray, target: str, flops_per_parameter: float
     ) -> PassCoefficients[FloatArray]:
-        """The coefficients of each drafter in the array ``names``, as arrays of its shape."""
-        distinct, index = np.unique(names, return_inverse=True)
+        """The coefficients of each drafter in the array ``names``, as flat arrays of its size
+        (each distinct name looked up once, on the compact form of a broadcast grid)."""
+        small = compact(names)
+        distinct, index = np.unique(small.ravel(), return_inverse=True)
         each = [drafter_coefficients(str(n), target, flops_per_parameter) for n in distinct]
-        index = index.reshape(names.shape)
+        index = np.broadcast_to(index.reshape(small.shape), np.shape(names)).ravel()
         columns = {field: np.array([getattr(c, field) for c in each])[index] for field in cls.__dataclass_fields__}
         return cls(**columns)
 
     @classmethod
     def nothing(cls: type[PassCoefficients[Any]]) -> PassCoefficients[float]:
         """No pass at all (n-gram lookup)."""
-        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(KINDS.index("ngram")))
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(KINDS.index("ngram")), 0.0, 1.0, 0.0)
 
     def flops_per_position(self, kv_length: Numeric) -> Numeric:
         """FLOPs for one query position at KV length n (:func:`specmodel.model.roofline.flops_per_position`)."""

@@ -19,12 +19,14 @@ The settings (constants and deployment) are resolved here, once, and passed down
 
 from __future__ import annotations
 
+from dataclasses import fields as fields_of
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from specmodel.model import acceptance as acc
-from specmodel.model import cohort, memory
+from specmodel.model import cohort, memory, parallel
 from specmodel.model.drafters import KINDS, PassCoefficients
 from specmodel.model.engines import ngram_match_rate
 from specmodel.model.evaluation import Evaluation, arithmetic_ratio, draft_share
@@ -35,7 +37,7 @@ from specmodel.model.settings import Constants, Settings, current
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.timing import EngineTerms, Passes, Timing, cohort_timing, steady_timing
 from specmodel.model.types import FloatArray, IntArray
-from specmodel.model.validation import map_names
+from specmodel.model.validation import compact, factorize, map_names
 
 
 def scenario_grid(
@@ -75,18 +77,70 @@ def evaluate(
     """
     settings = settings or current()
     grid = scenario_grid(scenario, settings, **fields)
-    constants = settings.constants
+    split = _batching_parts(grid)
+    if split is None:
+        return _evaluate_grid(grid, settings)
+    axis, parts = split
+    return _concatenate([_evaluate_grid(part, settings) for part in parts], axis)
+
+
+def _evaluate_grid(grid: ScenarioGrid, settings: Settings) -> Evaluation:
+    """:func:`evaluate` on a validated grid: the acceptance of each scenario, then the model."""
     if grid.measured_per_position is not None:
         per_position = grid.measured_per_position
-        distinct, inverse = np.unique(per_position.reshape(-1, per_position.shape[-1]), axis=0, return_inverse=True)
-        pmf = acc.tokens_per_iteration_pmf(distinct)
-        return _evaluate(grid, per_position, pmf, inverse.reshape(grid.shape), settings)
-    p = grid.acceptance
-    ratio = map_names(p, lambda x: acc.profile_ratio(x, constants.FALLING_RATIO))
-    gamma_max = int(grid.gamma.max()) if grid.gamma.size else 1
-    per_position = acc.per_position_acceptance(grid.alpha, grid.gamma, ratio, gamma_max)
-    pmf, rows = _acceptance_rows(grid.gamma, ratio, grid.alpha, gamma_max)
-    return _evaluate(grid, per_position, pmf, rows, settings)
+    else:
+        ratio = map_names(grid.acceptance, lambda x: acc.profile_ratio(x, settings.constants.FALLING_RATIO))
+        gamma_max = int(compact(grid.gamma).max()) if grid.gamma.size else 1
+        small = np.broadcast_arrays(compact(grid.alpha), compact(grid.gamma), compact(ratio))
+        per_position = acc.per_position_acceptance(*small, gamma_max)
+        if grid.profile_acceptance:
+            per_position = _tree_acceptance(per_position, grid)
+        per_position = np.broadcast_to(per_position, grid.shape + per_position.shape[-1:])
+    small_u = compact(per_position)
+    distinct, inverse = np.unique(small_u.reshape(-1, small_u.shape[-1]), axis=0, return_inverse=True)
+    rows = np.broadcast_to(inverse.reshape(small_u.shape[:-1]), grid.shape)
+    return _evaluate(grid, per_position, acc.tokens_per_iteration_pmf(distinct), rows, settings)
+
+
+def _tree_acceptance(per_position: FloatArray, grid: ScenarioGrid) -> FloatArray:
+    """The chain's ``per_position`` acceptance reshaped for the scenarios that draft a tree
+    (K > 1, or fewer than gamma + 1 positions verified) by :func:`acc.tree_per_position`;
+    on the compact forms of the grid's fields."""
+    k, v, g = (compact(x) for x in (grid.tree_topk, grid.verify_tokens, grid.gamma))
+    tree = (k > 1) | (v < g + 1)
+    if not np.any(tree):
+        return per_position
+    lead = np.broadcast_shapes(per_position.shape[:-1], tree.shape)
+    u = np.broadcast_to(per_position, lead + per_position.shape[-1:])
+    shaped = acc.tree_per_position(u, np.broadcast_to(k, lead), np.broadcast_to(v, lead))
+    return np.where(np.broadcast_to(tree, lead)[..., None], shaped, u)
+
+
+def _batching_parts(grid: ScenarioGrid) -> tuple[int, list[ScenarioGrid]] | None:
+    """A grid whose batching (cohort or steady) varies along one axis, as one sub-grid per
+    index of that axis (each evaluated without masking), and the axis; None otherwise."""
+    small = compact(grid.batching)
+    varying = [axis for axis, size in enumerate(small.shape) if size > 1]
+    if len(varying) != 1:
+        return None
+    axis = varying[0]
+    arrays = {f.name for f in fields_of(grid) if isinstance(getattr(grid, f.name), np.ndarray)}
+
+    def part(i: int) -> ScenarioGrid:
+        index = (slice(None),) * axis + (slice(i, i + 1),)
+        return replace(grid, **{name: getattr(grid, name)[index] for name in arrays})
+
+    return axis, [part(i) for i in range(grid.shape[axis])]
+
+
+def _concatenate(parts: list[Evaluation], axis: int) -> Evaluation:
+    """Evaluations of adjacent sub-grids joined along ``axis``."""
+    joined = {
+        f.name: np.concatenate([getattr(p, f.name) for p in parts], axis=axis)
+        for f in fields_of(parts[0])
+        if f.name != "generated_tokens"
+    }
+    return Evaluation(**joined, generated_tokens=parts[0].generated_tokens)
 
 
 def evaluate_per_position(
@@ -124,21 +178,6 @@ def evaluate_per_position(
     )
 
 
-def _acceptance_rows(
-    gamma: IntArray, ratio: FloatArray, alpha: FloatArray, gamma_max: int
-) -> tuple[FloatArray, IntArray]:
-    """The distribution of tokens per iteration for each distinct (gamma, ratio, alpha), and
-    each scenario's row in it."""
-    code = np.zeros(gamma.size, dtype=np.int64)
-    for values in (gamma, ratio, alpha):
-        levels, index = np.unique(values.ravel(), return_inverse=True)
-        code = code * len(levels) + index
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    g, r, a = (v.ravel()[first] for v in (gamma, ratio, alpha))
-    per_position = acc.per_position_acceptance(a, g, r, gamma_max)
-    return acc.tokens_per_iteration_pmf(per_position), inverse.reshape(gamma.shape)
-
-
 def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tuple[cohort.CohortTable, IntArray]:
     """Cohort table over the distinct (acceptance, batch) pairs and each scenario's row."""
     codes = rows.ravel() * (int(batch.max(initial=1)) + 1) + batch.ravel().astype(np.int64)
@@ -153,7 +192,8 @@ def _engine_terms(
 ) -> tuple[EngineTerms, FloatArray, FloatArray]:
     """The engine's constants for each scenario (flat), its compute efficiency (NaN: the
     settings'), and its n-gram matched first-token acceptance (NaN: always drafts)."""
-    names, index = np.unique(grid.engine.ravel(), return_inverse=True)
+    names, codes = factorize(grid.engine)
+    index = codes.ravel()
     profiles = [settings.engine(str(n)) for n in names]
 
     def column(values: list[float]) -> FloatArray:
@@ -184,35 +224,42 @@ def _evaluate(
     shape, c = grid.shape, settings.constants
     hw = get_hardware(grid.hardware)
     tgt = PassCoefficients.of_model(get_architecture(grid.target), c.FLOPS_PER_PARAMETER)
-    dc = PassCoefficients.of_drafters(grid.drafter.ravel(), grid.target, c.FLOPS_PER_PARAMETER)
+    dc = PassCoefficients.of_drafters(grid.drafter, grid.target, c.FLOPS_PER_PARAMETER)
     b, t, g = (x.ravel().astype(float) for x in (grid.concurrency, grid.context, grid.gamma))
-    u = per_position.reshape(-1, per_position.shape[-1])
+    small_u = compact(per_position)
+    first = np.broadcast_to(small_u[..., 0], shape).ravel()
     generated = grid.generated_tokens
     terms, efficiency, matched = _engine_terms(grid, dc.kind, settings)
     eta = np.where(np.isnan(efficiency), c.COMPUTE_EFFICIENCY, efficiency)
-    match = np.where(np.isnan(matched), 1.0, ngram_match_rate(u[:, 0], np.where(np.isnan(matched), 1.0, matched)))
-    positions = 1 + match * g
-    n = kv_read_length(t, generated, c.KV_READ_FRACTION)
-    fused = PassCoefficients(dc.iteration_weight_bytes, 0.0, 0.0, dc.iteration_flops_per_sequence, 0.0, 0.0, 0.0, 0.0)
-    passes = Passes(
-        price_pass(tgt, n, positions, hw, c, eta),
-        price_pass(dc, n, 1, hw, c, eta),
-        price_pass(tgt, n, 1, hw, c, eta),
-        price_pass(fused, n, 1, hw, c, eta),
+    match = np.where(np.isnan(matched), 1.0, ngram_match_rate(first, np.where(np.isnan(matched), 1.0, matched)))
+    gpus, draft_gpus, topk, verified = (
+        x.ravel().astype(float)
+        for x in (grid.tensor_parallel, grid.draft_tensor_parallel, grid.tree_topk, grid.verify_tokens)
     )
-    tokens_per_iteration = acc.expected_tokens_per_iteration(u)
+    positions = 1 + match * (verified - 1)
+    n = kv_read_length(t, generated, c.KV_READ_FRACTION)
+    fused = PassCoefficients(
+        dc.iteration_weight_bytes, 0.0, 0.0, dc.iteration_flops_per_sequence, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0
+    )
+    passes = Passes(
+        price_pass(tgt, n, positions, hw, c, eta, gpus),
+        price_pass(dc, n, topk, hw, c, eta, draft_gpus),
+        price_pass(tgt, n, 1, hw, c, eta, gpus),
+        price_pass(fused, n, 1, hw, c, eta, draft_gpus),
+    )
+    tokens_per_iteration = np.broadcast_to(acc.expected_tokens_per_iteration(small_u), shape).ravel()
     timing = _timing(grid, passes, terms, pmf, rows.ravel(), b, g, t, tokens_per_iteration, tgt)
-    # The readouts' verify pass checks gamma drafts (Q = gamma + 1); timing uses the mean Q.
-    verify = price_pass(tgt, n, g + 1, hw, c, eta)
+    # The readouts' verify pass scores all V positions (gamma + 1 for a chain); timing uses the mean Q.
+    verify = price_pass(tgt, n, verified, hw, c, eta, gpus)
     flat = {
         **_throughputs(timing, b, generated, tokens_per_iteration, positions),
         "arithmetic_ratio": arithmetic_ratio(
-            timing.iterations, positions, g, verify.position_flops, passes.draft.position_flops, generated
+            timing.iterations, positions, g * topk, verify.position_flops, passes.draft.position_flops, generated
         ),
         **_pass_readouts(verify, passes, b, tgt, dc),
         "alpha": grid.alpha.ravel().astype(float),
         "ngram_match_rate": match,
-        **_capacity(tgt, dc, b, t, generated, hw.memory_capacity.value, c),
+        **_capacity(tgt, dc, b, t, generated, hw.memory_capacity.value, c, gpus, draft_gpus),
     }
     out = {k: np.reshape(v, shape) for k, v in flat.items()}
     return Evaluation(**out, per_position=per_position, generated_tokens=generated)
@@ -247,10 +294,14 @@ def _pass_readouts(
         "verify_flops": verify.flops(b),
         "verify_memory_time": verify.memory_time(b),
         "verify_compute_time": verify.compute_time(b),
+        "verify_allreduce_time": np.broadcast_to(verify.comm_time(b), b.shape),
+        "verify_communication_share": verify.comm_time(b) / verify.time(b),
         "plain_compute_time": passes.plain.compute_time(b),
         "plain_intensity": arithmetic_intensity(passes.plain.flops(b), passes.plain.bytes(b)),
         "draft_step_bytes": passes.draft.bytes(b),
         "target_weight_bytes": np.full(b.shape, tgt.weight_bytes),
+        "target_weight_bytes_per_gpu": tgt.resident_bytes / verify.shards,
+        "target_kv_bytes_per_token_per_gpu": tgt.kv_bytes_per_token * verify.kv_share,
         "draft_weight_bytes": dc.weight_bytes,
         "draft_weight_fraction": dc.weight_bytes / tgt.weight_bytes,
         "target_kv_bytes_per_token": np.full(b.shape, tgt.kv_bytes_per_token),
@@ -325,17 +376,24 @@ def _capacity(
     generated: int,
     capacity: float,
     c: Constants,
+    gpus: FloatArray,
+    draft_gpus: FloatArray,
 ) -> dict[str, Any]:
-    """Memory capacity: both models' resident weights and caches and the workspace, against
-    the card's usable memory (:mod:`specmodel.model.memory`)."""
+    """Memory capacity of one GPU, the busiest: the target's share of the weights and cache
+    (1/N; cache by KV heads), the drafter's (1/N_d: on one GPU, all of it), and the
+    workspace, against the card's usable memory (:mod:`specmodel.model.memory`)."""
     usable = memory.usable_memory(capacity, c.GPU_MEMORY_UTILIZATION)
-    weights, kv = tgt.resident_bytes + dc.resident_bytes, tgt.kv_bytes_per_token + dc.kv_bytes_per_token
+    target_kv = tgt.kv_bytes_per_token * parallel.kv_share_per_gpu(tgt.kv_heads, gpus)
+    draft_kv = dc.kv_bytes_per_token * parallel.kv_share_per_gpu(np.maximum(dc.kv_heads, 1.0), draft_gpus)
+    target_weights = tgt.resident_bytes / gpus
+    weights, kv = target_weights + dc.resident_bytes / draft_gpus, target_kv + draft_kv
     hbm = memory.memory_required(weights, kv, b, t, generated, c.WORKSPACE_BYTES)
-    plain = memory.max_concurrency(usable, tgt.resident_bytes, tgt.kv_bytes_per_token, t, generated, c.WORKSPACE_BYTES)
+    plain = memory.max_concurrency(usable, target_weights, target_kv, t, generated, c.WORKSPACE_BYTES)
     return {
         "memory_required_bytes": hbm,
         "usable_memory_bytes": np.broadcast_to(np.asarray(usable, dtype=float), b.shape),
         "fits": hbm <= usable,
         "max_concurrency": memory.max_concurrency(usable, weights, kv, t, generated, c.WORKSPACE_BYTES),
         "max_concurrency_without_draft": np.broadcast_to(np.asarray(plain, dtype=float), b.shape),
+        "tensor_parallel": gpus,
     }

@@ -27,21 +27,26 @@ class Evaluation:
     verify_flops: FloatArray
     verify_memory_time: FloatArray  #: seconds
     verify_compute_time: FloatArray  #: seconds
+    verify_allreduce_time: FloatArray  #: seconds of the verify pass's all-reduces (0 on one GPU)
+    verify_communication_share: FloatArray  #: share of the verify pass spent in all-reduces
     plain_compute_time: FloatArray  #: seconds of arithmetic in the full-batch plain decode pass (Q = 1)
     plain_intensity: FloatArray  #: FLOP per byte of the full-batch plain decode pass
     draft_step_bytes: FloatArray  #: bytes one full-batch draft pass moves (0 for n-gram)
     target_weight_bytes: FloatArray
+    target_weight_bytes_per_gpu: FloatArray  #: the target's resident weights on each GPU (1/N)
+    target_kv_bytes_per_token_per_gpu: FloatArray  #: each GPU's share of the target's cache per token
     draft_weight_bytes: FloatArray  #: weights one draft pass reads
     draft_weight_fraction: FloatArray  #: draft weights read per pass / target weights
     target_kv_bytes_per_token: FloatArray
     draft_kv_bytes_per_token: FloatArray
     accepted_throughput: FloatArray  #: accepted draft tokens/s over all sequences
     drafted_throughput: FloatArray  #: draft tokens/s over all sequences
-    memory_required_bytes: FloatArray  #: weights + both caches at the end of generation + workspace
+    memory_required_bytes: FloatArray  #: on the busiest GPU: weights + both caches at the end of generation + workspace
     usable_memory_bytes: FloatArray  #: capacity x GPU_MEMORY_UTILIZATION
     fits: BoolArray  #: memory_required_bytes <= usable_memory_bytes (booleans)
     max_concurrency: FloatArray  #: most sequences that fit at this context, with the drafter
     max_concurrency_without_draft: FloatArray  #: the same for plain decoding (target alone)
+    tensor_parallel: FloatArray  #: N, GPUs the target is split over
     alpha: (
         FloatArray  #: the acceptance profile's alpha (solved from a mean acceptance length if given); NaN if measured
     )
@@ -62,21 +67,22 @@ def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:
 def arithmetic_ratio(
     iterations: Any,
     verify_positions: Any,
-    gamma: Any,
+    draft_positions: Any,
     target_flops_per_position: Any,
     draft_flops_per_position: Any,
     generated_tokens: int,
 ) -> Any:
     """FLOPs per output token, speculative over plain:
-    ``E[N] (Q f_t + gamma f_d) / (G f_t)``, where a sequence needs E[N] iterations of one
-    verify pass over Q positions (gamma + 1; fewer on average for an n-gram lookup that does
-    not always find a match) and gamma draft passes for its G tokens, and plain decoding
-    spends f_t per token. Compare Leviathan et al. 2023 (arXiv:2211.17192), Theorem 3.11,
-    which is the i.i.d., no-overshoot case.
+    ``E[N] (Q f_t + gamma K f_d) / (G f_t)``, where a sequence needs E[N] iterations of one
+    verify pass over Q positions (gamma + 1 for a chain, V for a tree; fewer on average for an
+    n-gram lookup that does not always find a match) and gamma draft passes of K positions
+    each (``draft_positions`` = gamma K; K = 1 for a chain) for its G tokens, and plain
+    decoding spends f_t per token. Compare Leviathan et al. 2023 (arXiv:2211.17192),
+    Theorem 3.11, which is the i.i.d., no-overshoot chain.
 
-    >>> float(arithmetic_ratio(iterations=64, verify_positions=5, gamma=4, target_flops_per_position=1.0,
+    >>> float(arithmetic_ratio(iterations=64, verify_positions=5, draft_positions=4, target_flops_per_position=1.0,
     ...                        draft_flops_per_position=0.0, generated_tokens=256))
     1.25
     """
-    spec = iterations * (verify_positions * target_flops_per_position + gamma * draft_flops_per_position)
+    spec = iterations * (verify_positions * target_flops_per_position + draft_positions * draft_flops_per_position)
     return spec / (generated_tokens * target_flops_per_position)

@@ -5,6 +5,11 @@ the cohort sums (:func:`specmodel.model.cohort.expected_pass_time_sum`).
 A pass over B sequences costs ``max(m0 + m1 B, c1 B)`` on the roofline, with m0 the time to
 read the weights, m1 each sequence's cache read and c1 each sequence's arithmetic; the full
 batch's bytes, FLOPs and times below are the same pass evaluated at a given B.
+
+Split over N GPUs by tensor parallelism (:mod:`specmodel.model.parallel`), every figure is one
+GPU's: 1/N of the weights and of the arithmetic, its share of the cache, and the pass adds
+its all-reduces, ``k0 + k1 B`` on the critical path (k0 their latencies, k1 the bytes each
+sequence's Q positions send). With N = 1 nothing changes, bit for bit.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specmodel.model import roofline
+from specmodel.model import parallel, roofline
 from specmodel.model.drafters import PassCoefficients
 from specmodel.model.engines import combined_time
 from specmodel.model.settings import Constants
@@ -35,14 +40,25 @@ class PassPrice:
     peak_flops: float  #: FLOP/s, datasheet
     memory_efficiency: float  #: ``MEMORY_EFFICIENCY``
     compute_efficiency: Numeric  #: ``COMPUTE_EFFICIENCY``, or the engine's own
+    shards: Numeric = 1.0  #: N, GPUs the weights and arithmetic are split over
+    kv_share: Numeric = 1.0  #: share of the cache one GPU holds
+    comm_fixed: Numeric = 0.0  #: k0, seconds of all-reduce latency per pass
+    comm_per_position: Numeric = 0.0  #: seconds of all-reduce traffic per query position of one sequence
 
     def bytes(self, batch: Numeric) -> Numeric:
-        """``W + B n kv`` (:func:`specmodel.model.roofline.pass_bytes`)."""
-        return roofline.pass_bytes(self.weight_bytes, self.kv_bytes_per_token, batch, self.kv_length)
+        """``W / N + B n kv s``, one GPU's bytes (:func:`specmodel.model.roofline.pass_bytes`;
+        s its share of the cache)."""
+        return roofline.pass_bytes(
+            self.weight_bytes / self.shards, self.kv_bytes_per_token * self.kv_share, batch, self.kv_length
+        )
 
     def flops(self, batch: Numeric) -> Numeric:
-        """``Q (B f)`` (:func:`specmodel.model.roofline.pass_flops`)."""
-        return roofline.pass_flops(self.position_flops, batch, self.positions)
+        """``Q (B f) / N``, one GPU's FLOPs (:func:`specmodel.model.roofline.pass_flops`)."""
+        return roofline.pass_flops(self.position_flops, batch, self.positions) / self.shards
+
+    def comm_time(self, batch: Numeric) -> Numeric:
+        """Seconds of the pass's all-reduces: ``k0 + k1 Q B`` (0 on one GPU)."""
+        return self.comm_fixed + self.comm_per_position * self.positions * batch
 
     def memory_time(self, batch: Numeric) -> Numeric:
         """Seconds to move the pass's bytes."""
@@ -53,8 +69,8 @@ class PassPrice:
         return roofline.compute_time(self.flops(batch), self.peak_flops, self.compute_efficiency)
 
     def time(self, batch: Numeric) -> FloatArray:
-        """The pass's roofline time, the longer of the two."""
-        return roofline.pass_time(self.memory_time(batch), self.compute_time(batch))
+        """The pass's roofline time, the longer of the two, plus its all-reduces."""
+        return roofline.pass_time(self.memory_time(batch), self.compute_time(batch)) + self.comm_time(batch)
 
     def idle(self, batch: Numeric) -> FloatArray:
         """Share of the pass the tensor cores sit idle (:func:`specmodel.model.roofline.idle_share`)."""
@@ -64,20 +80,27 @@ class PassPrice:
         """The pass's time in an engine whose memory and arithmetic overlap with exponent p =
         ``overlap`` (:func:`specmodel.model.engines.combined_time`), with ``extra_flops``
         of other work folded into the same pass (prefill chunks under continuous batching)."""
-        flops = self.flops(batch) + extra_flops
+        flops = self.flops(batch) + extra_flops / self.shards
         compute = roofline.compute_time(flops, self.peak_flops, self.compute_efficiency)
-        return np.asarray(combined_time(self.memory_time(batch), compute, overlap), dtype=float)
+        combined = combined_time(self.memory_time(batch), compute, overlap) + self.comm_time(batch)
+        return np.asarray(combined, dtype=float)
 
     def cohort_terms(self) -> tuple[Numeric, Numeric, Numeric]:
         """``(m0, m1, c1)``: the weights' memory time, one sequence's cache memory time and one
         sequence's arithmetic time, so that a pass over A sequences takes
         ``max(m0 + m1 A, c1 A)``."""
-        m0 = roofline.memory_time(self.weight_bytes, self.memory_bandwidth, self.memory_efficiency)
+        m0 = roofline.memory_time(self.weight_bytes / self.shards, self.memory_bandwidth, self.memory_efficiency)
         m1 = roofline.memory_time(
-            self.kv_length * self.kv_bytes_per_token, self.memory_bandwidth, self.memory_efficiency
+            self.kv_length * self.kv_bytes_per_token * self.kv_share, self.memory_bandwidth, self.memory_efficiency
         )
-        c1 = roofline.compute_time(self.positions * self.position_flops, self.peak_flops, self.compute_efficiency)
+        c1 = roofline.compute_time(
+            self.positions * self.position_flops / self.shards, self.peak_flops, self.compute_efficiency
+        )
         return m0, m1, c1
+
+    def comm_terms(self) -> tuple[Numeric, Numeric]:
+        """``(k0, k1)``: the all-reduces of a pass over A sequences take ``k0 + k1 A``."""
+        return self.comm_fixed, self.comm_per_position * self.positions
 
 
 def price_pass(
@@ -87,10 +110,16 @@ def price_pass(
     hardware: Hardware,
     constants: Constants,
     compute_efficiency: Numeric | None = None,
+    gpus: Numeric = 1.0,
 ) -> PassPrice:
     """The pass of a model with ``coefficients`` (fields may be arrays) at KV length n with
     Q ``positions`` per sequence, on ``hardware`` at the constants' efficiencies (or at an
-    engine's own ``compute_efficiency``)."""
+    engine's own ``compute_efficiency``), split over ``gpus`` by tensor parallelism."""
+    link = hardware.interconnect
+    bandwidth = parallel.group_bandwidth(link.bandwidth.value, link.topology, gpus)
+    latency = parallel.allreduce_latency(gpus, link.allreduce_latency.value, link.hop_latency.value)
+    reduces = parallel.allreduces_per_pass(coefficients.layers, gpus)
+    traffic = parallel.allreduce_traffic_factor(gpus) * coefficients.activation_bytes / bandwidth
     return PassPrice(
         weight_bytes=coefficients.weight_bytes,
         kv_bytes_per_token=coefficients.kv_bytes_per_token,
@@ -101,6 +130,10 @@ def price_pass(
         peak_flops=hardware.peak_flops.value,
         memory_efficiency=constants.MEMORY_EFFICIENCY,
         compute_efficiency=constants.COMPUTE_EFFICIENCY if compute_efficiency is None else compute_efficiency,
+        shards=np.asarray(gpus, dtype=float),
+        kv_share=parallel.kv_share_per_gpu(np.maximum(coefficients.kv_heads, 1.0), gpus),
+        comm_fixed=reduces * latency,
+        comm_per_position=reduces * traffic,
     )
 
 

@@ -9,7 +9,9 @@ Fields (notation of the model page): B ``concurrency`` sequences, each with T ``
 prompt tokens, generating G ``generated_tokens``; gamma draft tokens per iteration from a
 ``drafter``; acceptance either as a profile (``acceptance`` ``falling`` or ``same``) with
 its first-position rate ``alpha``, or measured, as the unconditional ``per_position``
-acceptance u_1..u_gamma; on one card of ``hardware`` serving ``target``.
+acceptance u_1..u_gamma; on ``tensor_parallel`` cards of ``hardware`` serving ``target``
+(the drafter on ``draft_tensor_parallel`` of them); a chain of guesses, or a tree with
+``tree_topk`` candidates per depth of which the target verifies ``verify_tokens`` positions.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from specmodel.errors import SpecModelError
 from specmodel.model.acceptance import alpha_for_mean_acceptance_length
 from specmodel.model.drafters import check_drafter
 from specmodel.model.engines import BATCHINGS
+from specmodel.model.layout import MAX_TENSOR_PARALLEL, MAX_TREE_TOPK, check_parallelism, check_tree
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.types import FloatArray, IntArray, StrArray
@@ -35,6 +38,7 @@ from specmodel.model.validation import (
     check_integer,
     check_open_unit,
     check_per_position,
+    compact,
     map_names,
 )
 
@@ -42,7 +46,7 @@ from specmodel.model.validation import (
 PROFILES = ("falling", "same")
 
 #: The scenario axes a grid sweeps, in the order of a sweep's columns.
-AXES = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "engine")
+AXES = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "engine", "tensor_parallel")
 #: The engines a grid compares: the article's roofline and the fitted vLLM profile.
 ENGINES = ("ideal", "vllm")
 
@@ -52,7 +56,9 @@ CONCURRENCY_LADDER = tuple(2**i for i in range(11))
 GRID_CONTEXTS = tuple(2**i for i in range(8, 16))
 GAMMAS = tuple(range(1, 11))
 ALPHAS = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
-#: The default grid (``specmodel sweep``): 11 x 8 x 10 x drafters x 2 x 10 scenarios.
+#: Tensor-parallel degrees the grid compares (an 8-GPU board's divisors).
+TENSOR_PARALLEL = (1, 2, 4, 8)
+#: The default grid (``specmodel sweep``): 11 x 8 x 10 x drafters x 2 x 10 x 2 x 4 scenarios.
 GRID_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
     "concurrency": CONCURRENCY_LADDER,
     "context": GRID_CONTEXTS,
@@ -60,11 +66,14 @@ GRID_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
     "acceptance": PROFILES,
     "alpha": ALPHAS,
     "engine": ENGINES,
+    "tensor_parallel": TENSOR_PARALLEL,
 }
-#: The simulator's controls: the grid's, with alpha reaching down to the draft models'
-#: break-even acceptance (about 0.27 for the article's 0.6B draft).
+#: The simulator's controls: the grid's axes but tensor parallelism (the article's one card),
+#: with alpha reaching down to the draft models' break-even acceptance (about 0.27 for the
+#: article's 0.6B draft).
+SIMULATOR_AXES = tuple(axis for axis in AXES if axis != "tensor_parallel")
 SIMULATOR_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
-    **GRID_AXIS_VALUES,
+    **{axis: values for axis, values in GRID_AXIS_VALUES.items() if axis in SIMULATOR_AXES},
     "alpha": tuple(round(0.25 + 0.05 * i, 2) for i in range(15)),
 }
 
@@ -98,6 +107,10 @@ class Scenario(BaseModel):
     batching: Literal["cohort", "steady"] | None = None
     hardware: str | None = None
     target: str | None = None
+    tensor_parallel: int = Field(1, ge=1, le=MAX_TENSOR_PARALLEL)
+    draft_tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
+    tree_topk: int = Field(1, ge=1, le=MAX_TREE_TOPK)
+    verify_tokens: int | None = Field(None, ge=2, le=MAX_TREE_TOPK * MAX_GAMMA + 1)
 
     def resolved(self, settings: Settings) -> Scenario:
         """This scenario with every ``None`` name filled in from ``settings``."""
@@ -146,6 +159,11 @@ class ScenarioGrid:
     target: str
     engine: StrArray  #: engine profile names (:mod:`specmodel.model.engines`)
     batching: StrArray  #: ``cohort`` or ``steady``
+    tensor_parallel: IntArray  #: N, GPUs the target is split over
+    draft_tensor_parallel: IntArray  #: GPUs the drafter is split over: 1 or N
+    tree_topk: IntArray  #: K, candidates per depth (1: a chain)
+    verify_tokens: IntArray  #: V, positions the verify pass scores (gamma + 1 for a chain)
+    profile_acceptance: bool  #: acceptance from a profile (a tree reshapes it), not measured
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -175,11 +193,14 @@ class ScenarioGrid:
         if batching is None:
             batching = map_names(e, lambda name: settings.engines[name].batching, object)
         n = check_choice("batching", batching, BATCHINGS)
+        tp, dtp = check_parallelism(value["tensor_parallel"], value["draft_tensor_parallel"], hardware, target, d)
+        k, v = check_tree(value["tree_topk"], value["verify_tokens"], g, d)
         lead = np.empty(u.shape[:-1]) if u is not None else np.empty(())
-        b, t, g, a, d, p, e, n, _ = np.broadcast_arrays(b, t, g, a, d, p, e, n, lead)
+        b, t, g, a, d, p, e, n, tp, dtp, k, v, _ = np.broadcast_arrays(b, t, g, a, d, p, e, n, tp, dtp, k, v, lead)
         if u is not None:
             u = np.broadcast_to(u, b.shape + u.shape[-1:])
-        return cls(b, t, g, d, p, a, u, generated, hardware, target, e, n)
+        profile = not ({"per_position", "mean_acceptance_length"} & set(given))
+        return cls(b, t, g, d, p, a, u, generated, hardware, target, e, n, tp, dtp, k, v, profile)
 
 
 def _acceptance(value: dict[str, Any], given: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
@@ -235,7 +256,7 @@ def _deployment(settings: Settings, value: dict[str, Any]) -> tuple[str, str, in
 
 def _drafters(drafter: Any, settings: Settings, target: str) -> StrArray:
     """Drafter names (default: the deployment's draft model), each checked against ``target``."""
-    names = np.asarray(settings.deployment.draft if drafter is None else drafter, dtype=object)
+    names = np.asarray(compact(settings.deployment.draft if drafter is None else drafter), dtype=object)
     for name in set(names.flat):
         check_drafter(name, target)
     return names.astype(str)

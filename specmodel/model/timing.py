@@ -83,11 +83,19 @@ def smooth_pass_time_sum(
 
 
 def _cohort_sum(table: cohort.CohortTable, row: IntArray, price: PassPrice, overlap: FloatArray) -> FloatArray:
-    """Expected time of one kind of pass summed over the cohort's iterations."""
+    """Expected time of one kind of pass summed over the cohort's iterations: the roofline
+    part, plus the all-reduces ``k0 + k1 A_i`` of every iteration that runs (linear in the
+    active sequences A_i, so their sum is ``k0 E[runs] + k1 E[sequence-iterations]``)."""
     m0, m1, c1 = (np.broadcast_to(np.asarray(x, dtype=float), np.shape(row)) for x in price.cohort_terms())
     if np.all(np.isinf(overlap)):
-        return np.asarray(cohort.expected_pass_time_sum(table, row, m0, m1, c1), dtype=float)
-    return smooth_pass_time_sum(table, row, m0, m1, c1, overlap)
+        roofline = np.asarray(cohort.expected_pass_time_sum(table, row, m0, m1, c1), dtype=float)
+    else:
+        roofline = smooth_pass_time_sum(table, row, m0, m1, c1, overlap)
+    k0, k1 = price.comm_terms()
+    if not (np.any(k0) or np.any(k1)):
+        return roofline
+    g_end = table.active.shape[1]
+    return roofline + k0 * table.runs_before[row, g_end] + k1 * table.sequences_before[row, g_end]
 
 
 def cohort_timing(

@@ -21,13 +21,42 @@ MAX_GAMMA = 32
 MAX_CONCURRENCY = 65536
 
 
+def compact(value: Any) -> np.ndarray:
+    """The smallest array that broadcasts back to ``value``: along every axis on which a
+    broadcast view repeats its data (stride 0), one element. Checking or looking up the
+    compact array costs what the grid's distinct values cost, not its size.
+
+    >>> grid = np.broadcast_to(np.arange(3)[:, None], (3, 1000))
+    >>> compact(grid).shape
+    (3, 1)
+    """
+    array = np.asarray(value)
+    if array.ndim == 0 or array.size == 0:
+        return array
+    return array[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)]
+
+
+def factorize(value: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(levels, codes)``: the distinct values of ``value`` and, for every element, the
+    index of its value in ``levels`` (an int array of ``value``'s shape, a broadcast view
+    where ``value`` is one), found on :func:`compact` (``value``).
+
+    >>> levels, codes = factorize(np.array(["b", "a", "b"]))
+    >>> levels.tolist(), codes.tolist()
+    (['a', 'b'], [1, 0, 1])
+    """
+    small = compact(value)
+    levels, inverse = np.unique(small.ravel(), return_inverse=True)
+    return levels, np.broadcast_to(inverse.reshape(small.shape), np.shape(value))
+
+
 def _first_bad(values: FloatArray, bad: BoolArray) -> float:
     return values[bad].flat[0]
 
 
 def _as_numbers(name: str, value: object) -> FloatArray:
     try:
-        array = np.asarray(value, dtype=float)
+        array = np.asarray(compact(value), dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise SpecModelError(f"{name} {excerpt(value)} is not a number") from None
     if not np.all(np.isfinite(array)):
@@ -60,7 +89,7 @@ def check_open_unit(name: str, value: object) -> np.ndarray:
 
 def check_choice(name: str, value: object, allowed: Collection[str]) -> np.ndarray:
     """``value`` as a str array, every element one of ``allowed``."""
-    array = np.asarray(value, dtype=object)
+    array = np.asarray(compact(value), dtype=object)
     for item in set(array.flat):
         if not isinstance(item, str) or item not in allowed:
             raise SpecModelError(f"unknown {name} {excerpt(item)}; allowed: {', '.join(allowed)}")
@@ -99,6 +128,7 @@ def map_names(names: np.ndarray, value_of: Callable[[str], Any], dtype: Any = fl
     >>> map_names(np.array(["a", "b", "a"]), {"a": 1.0, "b": 2.0}.get).tolist()
     [1.0, 2.0, 1.0]
     """
-    distinct, index = np.unique(np.asarray(names).ravel(), return_inverse=True)
+    small = compact(names)
+    distinct, index = np.unique(small.ravel(), return_inverse=True)
     values = np.array([value_of(str(n)) for n in distinct], dtype=dtype)
-    return values[index].reshape(np.shape(names))
+    return np.broadcast_to(values[index].reshape(small.shape), np.shape(names))

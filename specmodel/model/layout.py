@@ -1,0 +1,95 @@
+"""How a scenario is laid out beyond one card and one chain: the GPUs the target and the
+drafter are split over (tensor parallelism), and the shape of a tree of guesses. Checks only;
+the costs are in :mod:`specmodel.model.parallel` and :mod:`specmodel.model.passes`.
+
+Tensor parallelism follows vLLM: ``tensor_parallel_size`` N must divide the target's
+attention heads, and the drafter runs on all N GPUs or on one
+(``draft_tensor_parallel_size``: "can only be 1 or the same as the target model's tensor
+parallel size", vllm/config/speculative.py). A tree draft follows SGLang's EAGLE options:
+``speculative_eagle_topk`` K candidates per depth, ``speculative_num_steps`` gamma depths,
+``speculative_num_draft_tokens`` V positions verified (the root and V - 1 guesses), at
+most the K gamma guesses the tree holds; K = 1 and V = gamma + 1 is a chain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from specmodel.errors import SpecModelError
+from specmodel.model.drafters import drafter_kind
+from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.model.types import IntArray
+from specmodel.model.validation import check_integer, compact
+
+#: Largest tensor-parallel degree a scenario may ask for (a card's own limit is lower).
+MAX_TENSOR_PARALLEL = 64
+#: Most candidates per depth of a tree draft.
+MAX_TREE_TOPK = 16
+
+
+def _divisors(heads: int, limit: int) -> list[int]:
+    return [n for n in range(1, limit + 1) if heads % n == 0]
+
+
+def check_parallelism(
+    tensor_parallel: Any, draft_tensor_parallel: Any, hardware: str, target: str, drafters: np.ndarray
+) -> tuple[IntArray, IntArray]:
+    """``(N, N_d)`` as integer arrays: N GPUs for the target, within the card's largest
+    tensor-parallel group and dividing the target's attention heads; the drafter on N_d =
+    N (the default, ``None``) or 1 GPU, dividing a draft model's attention heads."""
+    limit = int(get_hardware(hardware).interconnect.max_tensor_parallel.value)
+    n = check_integer("tensor_parallel", tensor_parallel, 1, limit)
+    heads = get_architecture(target).num_attention_heads
+    bad = heads % n != 0
+    if np.any(bad):
+        raise SpecModelError(
+            f"tensor_parallel {int(n[bad].flat[0]) if n.ndim else int(n)} does not divide {target}'s {heads} "
+            f"attention heads; allowed on {hardware}: {', '.join(map(str, _divisors(heads, limit)))}"
+        )
+    d = n if draft_tensor_parallel is None else check_integer("draft_tensor_parallel", draft_tensor_parallel, 1, limit)
+    n_b, d_b = np.broadcast_arrays(n, d)
+    bad = (d_b != 1) & (d_b != n_b)
+    if np.any(bad):
+        raise SpecModelError(
+            f"draft_tensor_parallel {int(d_b[bad].flat[0])} is not allowed with tensor_parallel "
+            f"{int(n_b[bad].flat[0])}: the drafter runs on 1 GPU or on all of the target's "
+            "(vLLM's draft_tensor_parallel_size)"
+        )
+    for name in np.unique(compact(drafters)):
+        if drafter_kind(str(name)) != "model":
+            continue
+        for parts in np.unique(compact(d)).tolist():
+            if get_architecture(str(name)).num_attention_heads % parts == 0:
+                continue
+            draft_heads = get_architecture(str(name)).num_attention_heads
+            raise SpecModelError(
+                f"draft model {name} cannot be split over {parts} GPUs: {parts} does not divide its "
+                f"{draft_heads} attention heads; give draft_tensor_parallel 1"
+            )
+    return n, d
+
+
+def check_tree(tree_topk: Any, verify_tokens: Any, gamma: Any, drafters: np.ndarray) -> tuple[IntArray, IntArray]:
+    """``(K, V)`` as integer arrays: K candidates per depth (1: a chain), V positions verified,
+    from 2 to the K gamma + 1 the tree holds (default: all of them; gamma + 1 for a chain).
+    An n-gram lookup drafts one chain."""
+    k = check_integer("tree_topk", tree_topk, 1, MAX_TREE_TOPK)
+    g = np.asarray(gamma)
+    full = k * g + 1
+    if verify_tokens is None:
+        v = full
+    else:
+        v = check_integer("verify_tokens", verify_tokens, 2)
+        v_b, full_b = np.broadcast_arrays(v, full)
+        bad = v_b > full_b
+        if np.any(bad):
+            raise SpecModelError(
+                f"verify_tokens {int(v_b[bad].flat[0])} is more than the tree holds: tree_topk x gamma + 1 = "
+                f"{int(full_b[bad].flat[0])} positions (the root and tree_topk guesses at each of gamma depths)"
+            )
+    tree, ngram = np.broadcast_arrays(k > 1, compact(drafters) == "ngram")
+    if np.any(tree & ngram):
+        raise SpecModelError("tree_topk must be 1 for the n-gram drafter: a lookup drafts one chain")
+    return k, np.asarray(v)
