@@ -73,17 +73,23 @@ def hardware() -> str:
 
 
 def models() -> str:
-    """Architectures: config.json fields and the quantities derived from them."""
+    """Architectures: config.json fields and the quantities derived from them. F is the MLP
+    width; a mixture-of-experts model's is written ``E x F_e, top k`` (experts per layer,
+    each expert's width, experts per token), and its active parameters follow its total."""
     out = [
         "| key | L | D | N | K | H | F | V | tied | parameters | weights | KV per token | source |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | --- |",
     ]
     for key, a in architecture_catalog().items():
+        mlp, params = str(a.intermediate_size), f"{arch.parameter_count(a) / 1e9:.3f} B"
+        if arch.is_moe(a):
+            mlp = f"{a.num_experts} x {a.moe_intermediate_size}, top {a.num_experts_per_tok}"
+            params += f" ({arch.active_parameter_count(a) / 1e9:.3f} B active)"
         out.append(
             f"| `{key}` | {a.num_hidden_layers} | {a.hidden_size} | {a.num_attention_heads} | "
-            f"{a.num_key_value_heads} | {a.head_dim} | {a.intermediate_size} | {a.vocab_size} | "
+            f"{a.num_key_value_heads} | {a.head_dim} | {mlp} | {a.vocab_size} | "
             f"{'yes' if a.tie_word_embeddings else 'no'} | "
-            f"{arch.parameter_count(a) / 1e9:.3f} B | {arch.weight_bytes(a) / GIB:.2f} GiB | "
+            f"{params} | {arch.weight_bytes(a) / GIB:.2f} GiB | "
             f"{arch.kv_cache_bytes_per_token(a) / KIB:.0f} KiB | [config.json]({a.source}) |"
         )
     return "\n".join(out)

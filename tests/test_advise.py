@@ -203,8 +203,8 @@ def test_speculative_config_maps_to_a_drafter(config, drafter, gamma, noted):
     ("config", "needle"),
     [
         (
-            '{"model": "meta-llama/Llama-3.3-70B", "num_speculative_tokens": 4}',
-            "model 'meta-llama/Llama-3.3-70B' is not",
+            '{"model": "meta-llama/Llama-2-70b-hf", "num_speculative_tokens": 4}',
+            "model 'meta-llama/Llama-2-70b-hf' is not",
         ),
         ('{"method": "lookahead", "num_speculative_tokens": 4}', "method 'lookahead' is not modelled; supported"),
         ('{"num_speculative_tokens": 4}', "needs a 'method' or a 'model'"),

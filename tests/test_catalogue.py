@@ -32,6 +32,19 @@ CONFIGS = {
     "llama-3.1-8b": ("llama", 32, 4096, 32, 8, None, 14336, 128256, False),
     "llama-3.2-1b": ("llama", 16, 2048, 32, 8, 64, 8192, 128256, True),
     "llama-3.2-3b": ("llama", 28, 3072, 24, 8, 128, 8192, 128256, True),
+    "llama-3-70b": ("llama", 80, 8192, 64, 8, None, 28672, 128256, False),
+    "llama-3.1-70b": ("llama", 80, 8192, 64, 8, None, 28672, 128256, False),
+    "llama-3.3-70b": ("llama", 80, 8192, 64, 8, None, 28672, 128256, False),
+    "llama-3.1-405b": ("llama", 126, 16384, 128, 8, None, 53248, 128256, False),
+    "qwen3-30b-a3b": ("qwen3_moe", 48, 2048, 32, 4, 128, 6144, 151936, False),
+    "qwen3-235b-a22b": ("qwen3_moe", 94, 4096, 64, 4, 128, 12288, 151936, False),
+}
+
+#: The mixture-of-experts fields of config.json: key: (E, k, F_moe, decoder_sparse_step,
+#: mlp_only_layers, norm_topk_prob). Every other model has none of them.
+MOE_CONFIGS = {
+    "qwen3-30b-a3b": (128, 8, 768, 1, (), True),
+    "qwen3-235b-a22b": (128, 8, 1536, 1, (), True),
 }
 
 #: The anchor's tolerance: the computed count lies within 1 % of the model card's total.
@@ -71,6 +84,15 @@ def test_config_fields_are_the_config_json_values(key):
     assert m.head_dim == (d // n if h is None else h)
     # a field config.json lacks is lacking here too, not filled in by hand
     assert ("head_dim" in _raw_models()[key]) == (h is not None)
+    moe = (
+        m.num_experts,
+        m.num_experts_per_tok,
+        m.moe_intermediate_size,
+        m.decoder_sparse_step,
+        m.mlp_only_layers,
+        m.norm_topk_prob,
+    )
+    assert moe == MOE_CONFIGS.get(key, (None,) * 6)
 
 
 @pytest.mark.parametrize("key", MODELS)
@@ -86,6 +108,24 @@ def test_parameter_count_matches_the_published_total(key):
     )
     if key in ROUNDING_ONLY:  # the wider interval is only for a figure that 1 % cannot anchor
         assert abs(residual) > TOLERANCE, f"{key}: residual {residual:+.2%}; drop it from ROUNDING_ONLY"
+
+
+#: The activated count's tolerance. Qwen3-30B-A3B's card says "3.3B activated" for 3,353,032,704
+#: parameters (+1.6 %, just past what rounding to 0.1B admits: the card truncates, or counts
+#: slightly differently); Qwen3-235B-A22B's says "22B" for 22,190,763,520 (+0.9 %).
+ACTIVE_TOLERANCE = 0.02
+
+
+@pytest.mark.parametrize("key", [k for k in MODELS if get_architecture(k).published_active_parameters])
+def test_active_parameter_count_matches_the_published_activated_count(key):
+    m = get_architecture(key)
+    assert m.published_active_parameters is not None
+    published = m.published_active_parameters.value
+    residual = (a.active_parameter_count(m) - published) / published
+    assert abs(residual) <= ACTIVE_TOLERANCE, (
+        f"{key}: residual {residual:+.2%} ({m.published_active_parameters.source})"
+    )
+    assert URL.search(m.published_active_parameters.source)
 
 
 def test_llama_counts_equal_the_safetensors_totals():
@@ -156,7 +196,7 @@ def test_published_parameters_are_read_by_the_catalogue_test_only():
     readers = sorted(
         p.relative_to(package).as_posix()
         for p in package.rglob("*.py")
-        if "published_parameters" in p.read_text(encoding="utf-8")
+        if re.search(r"published_(active_)?parameters", p.read_text(encoding="utf-8"))
     )
     assert readers == ["specs.py"]
 
@@ -164,7 +204,7 @@ def test_published_parameters_are_read_by_the_catalogue_test_only():
 @pytest.mark.parametrize("key", MODELS)
 def test_every_model_number_has_a_source(key):
     m = get_architecture(key)
-    repo = {"qwen3": "Qwen", "llama": "meta-llama"}[m.model_type]
+    repo = {"qwen3": "Qwen", "qwen3_moe": "Qwen", "llama": "meta-llama"}[m.model_type]
     assert re.fullmatch(rf"https://huggingface\.co/{repo}/{re.escape(m.name)}/blob/main/config\.json", m.source)
     assert URL.search(m.published_parameters.source)
 

@@ -35,7 +35,9 @@ def build(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 def one_line_error(result: subprocess.CompletedProcess) -> None:
     assert result.returncode == 2, (result.returncode, result.stderr[-500:])
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr[-500:]
-    assert len(result.stderr) < 600
+    # One line, not a dump of the input; it may name everything allowed (a calibration metric
+    # is any of the ~35 readouts).
+    assert len(result.stderr) < 1000
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

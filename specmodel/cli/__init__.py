@@ -20,6 +20,7 @@ from specmodel.cli.options import (
     deployment_options,
     drafter_option,
     engine_options,
+    parallel_options,
     rates,
     scenario_options,
 )
@@ -66,6 +67,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     )
     engine_options(sweep, settings)
     deployment_options(sweep, settings)
+    parallel_options(sweep, grid=True)
     calibrate = sub.add_parser("calibrate", help="compare the model with a calibration table")
     calibrate.add_argument(
         "--table",
@@ -112,6 +114,7 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         "(default: %(default)s: it reads a vLLM server)",
     )
     deployment_options(advise, settings)
+    parallel_options(advise)
     advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 

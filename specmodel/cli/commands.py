@@ -4,6 +4,7 @@ options and the settings resolved once by :func:`specmodel.cli.main`, and return
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -55,15 +56,34 @@ def run_point(args: argparse.Namespace, settings: Settings) -> str:
         batching=str(grid.batching.reshape(-1)[0]),
         gamma=int(grid.gamma.reshape(-1)[0]),
         generated_tokens=grid.generated_tokens,
+        draft_tensor_parallel=int(grid.draft_tensor_parallel.reshape(-1)[0]),
+        tree_topk=int(grid.tree_topk.reshape(-1)[0]),
+        verify_tokens=int(grid.verify_tokens.reshape(-1)[0]),
     )
     if args.json:
         return json.dumps(values, allow_nan=False)
     head = (
         f"{args.concurrency} sequence(s), context {args.context}, {values['generated_tokens']} generated tokens, "
-        f"gamma {values['gamma']}, drafter {args.drafter}, {_acceptance_text(fields, values)}, {args.target} "
-        f"on {args.hardware}, engine {values['engine']} ({values['batching']} batching)"
+        f"gamma {values['gamma']}{_tree_text(values)}, drafter {args.drafter}, {_acceptance_text(fields, values)}, "
+        f"{args.target} on {_gpus_text(args.hardware, values)}, engine {values['engine']} "
+        f"({values['batching']} batching)"
     )
     return head + "\n" + format_table(values)
+
+
+def _tree_text(values: dict[str, Any]) -> str:
+    """`` (a tree: K candidates per step, V positions verified)`` or nothing for a chain."""
+    if values["tree_topk"] == 1 and values["verify_tokens"] == values["gamma"] + 1:
+        return ""
+    return f" (a tree: {values['tree_topk']} candidates per step, {values['verify_tokens']} positions verified)"
+
+
+def _gpus_text(hardware: str, values: dict[str, Any]) -> str:
+    """``h100-sxm`` or ``4x h100-sxm (tensor parallel; drafter on 1)``."""
+    n, d = int(values["tensor_parallel"]), values["draft_tensor_parallel"]
+    if n == 1:
+        return hardware
+    return f"{n}x {hardware} (tensor parallel{'' if d == n else f'; drafter on {d}'})"
 
 
 def write_atomically(frame: Any, out: Path) -> None:
@@ -141,6 +161,12 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         deployment = speculative_config.deployment_from_speculative_config(args.speculative_config)
     else:
         deployment = speculative_config.deployment_from_drafter(args.drafter, args.target)
+    deployment = dataclasses.replace(
+        deployment,
+        draft_tensor_parallel=args.draft_tensor_parallel or deployment.draft_tensor_parallel,
+        tree_topk=args.tree_topk or deployment.tree_topk,
+        verify_tokens=args.verify_tokens or deployment.verify_tokens,
+    )
     counters = load_log(args.log, "--log") if args.log is not None else load_exposition(args.metrics, "--metrics")
     advice = advise.advise(
         per_position_rate(counters),
@@ -151,6 +177,7 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         args.target,
         settings,
         engine=args.engine,
+        tensor_parallel=args.tensor_parallel or 1,
     )
     measured = counters_summary(counters)
     notes = tuple(counters.notes)

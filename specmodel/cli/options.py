@@ -28,6 +28,10 @@ SCENARIO_OPTIONS = (
     "generated_tokens",
     "hardware",
     "target",
+    "tensor_parallel",
+    "draft_tensor_parallel",
+    "tree_topk",
+    "verify_tokens",
 )
 
 
@@ -97,6 +101,41 @@ def engine_options(parser: Any, settings: Settings) -> None:
     )
 
 
+def parallel_options(parser: Any, grid: bool = False) -> None:
+    """GPUs (tensor parallelism) and the shape of a tree of guesses, as vLLM and SGLang name them."""
+    parser.add_argument(
+        "--tensor-parallel",
+        type=int,
+        metavar="N",
+        default=None,
+        help="GPUs the target is split over, vLLM's tensor_parallel_size (default: "
+        + ("every one of 1, 2, 4, 8 that the card and model allow" if grid else "1")
+        + ")",
+    )
+    parser.add_argument(
+        "--draft-tensor-parallel",
+        type=int,
+        metavar="N",
+        default=None,
+        help="GPUs the drafter runs on: 1, or the target's (the default), vLLM's draft_tensor_parallel_size",
+    )
+    parser.add_argument(
+        "--tree-topk",
+        type=int,
+        metavar="K",
+        default=None,
+        help="candidates per draft step, a tree of guesses (SGLang's speculative_eagle_topk; default: 1, a chain)",
+    )
+    parser.add_argument(
+        "--verify-tokens",
+        type=int,
+        metavar="V",
+        default=None,
+        help="positions one verify pass scores (SGLang's speculative_num_draft_tokens; default: "
+        "tree_topk x gamma + 1, all of the tree)",
+    )
+
+
 def scenario_options(parser: argparse.ArgumentParser, settings: Settings) -> None:
     parser.add_argument(
         "--concurrency", type=int, default=DEFAULTS["concurrency"], help="concurrent sequences B (default: %(default)s)"
@@ -114,6 +153,7 @@ def scenario_options(parser: argparse.ArgumentParser, settings: Settings) -> Non
     acceptance_options(parser)
     engine_options(parser, settings)
     deployment_options(parser, settings)
+    parallel_options(parser)
 
 
 def drafter_option(parser: Any, default: str | None = None) -> None:

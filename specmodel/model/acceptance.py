@@ -146,20 +146,30 @@ def alpha_for_mean_acceptance_length(mean_acceptance_length, gamma):
     return float(alpha) if alpha.ndim == 0 else alpha
 
 
-def tree_candidates_per_depth(tree_topk: npt.ArrayLike, verify_tokens: npt.ArrayLike, depths: int) -> FloatArray:
-    """Candidates k_j a tree holds at depths j = 1..``depths`` when its V - 1 guesses fill the
-    depths in order, K at a time: ``k_j = clip(V - 1 - K (j - 1), 0, K)`` (trailing axis j).
+def tree_candidates_per_depth(
+    tree_topk: npt.ArrayLike, verify_tokens: npt.ArrayLike, gamma: npt.ArrayLike, depths: int
+) -> FloatArray:
+    """Candidates k_j a tree of gamma depths holds at depths j = 1..``depths`` (trailing axis)
+    with V - 1 guesses of at most K per depth: first one per depth (the chain, as deep as the
+    guesses reach), then the other E = V - 1 - min(gamma, V - 1) as extra candidates from the
+    shallowest depth down, K - 1 at most at each, as a tree that keeps its highest-probability
+    nodes would (a shallow node's path is shorter, so likelier):
+    ``k_j = [j <= min(gamma, V - 1)] + clip(E - (K - 1)(j - 1), 0, K - 1)`` (0 past gamma).
 
-    >>> tree_candidates_per_depth(4, 8, 3).tolist()
-    [4.0, 3.0, 0.0]
+    >>> tree_candidates_per_depth(4, 8, 4, 4).tolist(), tree_candidates_per_depth(1, 5, 4, 5).tolist()
+    ([4.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 0.0])
     """
     k = np.asarray(tree_topk, dtype=float)[..., None]
-    v = np.asarray(verify_tokens, dtype=float)[..., None]
-    return np.clip(v - 1.0 - k * (_positions(depths) - 1.0), 0.0, k)
+    guesses = np.asarray(verify_tokens, dtype=float)[..., None] - 1.0
+    deep = np.minimum(np.asarray(gamma, dtype=float)[..., None], guesses)
+    j = _positions(depths)
+    chain = (j <= deep).astype(float)
+    extra = np.clip(guesses - deep - (k - 1.0) * (j - 1.0), 0.0, k - 1.0)
+    return chain + np.where(j <= deep, extra, 0.0)
 
 
 def tree_per_position(
-    per_position: npt.ArrayLike, tree_topk: npt.ArrayLike, verify_tokens: npt.ArrayLike
+    per_position: npt.ArrayLike, tree_topk: npt.ArrayLike, verify_tokens: npt.ArrayLike, gamma: npt.ArrayLike
 ) -> FloatArray:
     """Unconditional acceptance of each depth of a tree draft, from a chain's ``per_position``
     acceptance u_j (trailing axis), under a stated simple model: depth j holds k_j candidates
@@ -168,17 +178,17 @@ def tree_per_position(
     them is: ``u'_j = prod_(i <= j) (1 - (1 - a_i) ** k_i)``.
 
     Independent candidates make this an upper bound: a drafter's top-K guesses at one depth
-    are correlated, and SGLang keeps the V - 1 highest-scoring nodes rather than filling
-    depths in order. For a chain (K = 1, V = gamma + 1) it returns u_j. The tree's own
+    are correlated, and a candidate accepted beside the chain's node does not lead on to the
+    chain's deeper nodes. For a chain (K = 1, V = gamma + 1) it returns u_j. The tree's own
     acceptance can be given instead, measured (a mean acceptance length).
 
-    >>> tree_per_position([0.75, 0.5], 2, 5).round(4).tolist()
+    >>> tree_per_position([0.75, 0.5], 2, 5, 2).round(4).tolist()
     [0.9375, 0.8333]
     """
     u = np.asarray(per_position, dtype=float)
     previous = np.concatenate([np.ones(u.shape[:-1] + (1,)), u[..., :-1]], axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         conditional = np.where(previous > 0, u / previous, 0.0)
-    k = tree_candidates_per_depth(tree_topk, verify_tokens, u.shape[-1])
+    k = tree_candidates_per_depth(tree_topk, verify_tokens, gamma, u.shape[-1])
     reached = 1.0 - (1.0 - conditional) ** k
-    return np.cumprod(np.where(k > 0, reached, 0.0), axis=-1)
+    return np.asarray(np.cumprod(np.where(k > 0, reached, 0.0), axis=-1), dtype=float)

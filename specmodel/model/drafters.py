@@ -43,7 +43,10 @@ class PassCoefficients(Generic[N_co]):
     ``head`` or ``ngram`` (0, 1, 2 as numbers in a grid). ``layers``, ``kv_heads`` and
     ``activation_bytes`` (one position's hidden state, D b bytes) are what tensor parallelism
     needs: 2 L all-reduces of B Q D b bytes per pass, and the cache split by KV heads
-    (:mod:`specmodel.model.parallel`)."""
+    (:mod:`specmodel.model.parallel`). A mixture-of-experts model's ``weight_bytes`` are the
+    weights every pass reads; it also reads ``expert_bytes`` (one expert in every MoE layer)
+    for each distinct expert its tokens route to, top ``experts_per_token`` of ``experts``
+    (:mod:`specmodel.model.experts`); 0, 1, 1 for a dense model."""
 
     weight_bytes: N_co
     resident_bytes: N_co
@@ -56,16 +59,20 @@ class PassCoefficients(Generic[N_co]):
     layers: N_co
     kv_heads: N_co
     activation_bytes: N_co
+    expert_bytes: N_co
+    experts: N_co
+    experts_per_token: N_co
 
     @classmethod
     def of_model(
         cls: type[PassCoefficients[Any]], arch: Architecture, flops_per_parameter: float
     ) -> PassCoefficients[float]:
-        """A model of its own: reads and holds all its weights."""
-        w = float(arch_.weight_bytes(arch))
+        """A model of its own: holds all its weights; reads the shared ones every pass and the
+        experts its tokens route to."""
+        moe = arch_.is_moe(arch)
         return cls(
-            w,
-            w,
+            float(arch_.shared_weight_bytes(arch)),
+            float(arch_.weight_bytes(arch)),
             float(arch_.kv_cache_bytes_per_token(arch)),
             float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
             float(arch_.attention_flops_per_position_per_token(arch)),
@@ -75,6 +82,9 @@ class PassCoefficients(Generic[N_co]):
             float(arch.num_hidden_layers),
             float(arch.num_key_value_heads),
             float(arch.hidden_size * arch.bytes_per_element),
+            float(arch_.moe_layer_count(arch) * arch_.expert_bytes(arch)) if moe else 0.0,
+            float(arch.num_experts or 1) if moe else 1.0,
+            float(arch.num_experts_per_tok or 1) if moe else 1.0,
         )
 
     @classmethod
@@ -97,6 +107,9 @@ class PassCoefficients(Generic[N_co]):
             float(head.decoder_layers),
             float(target.num_key_value_heads),
             float(target.hidden_size * b),
+            0.0,
+            1.0,
+            1.0,
         )
 
     @classmethod
@@ -115,7 +128,7 @@ class PassCoefficients(Generic[N_co]):
     @classmethod
     def nothing(cls: type[PassCoefficients[Any]]) -> PassCoefficients[float]:
         """No pass at all (n-gram lookup)."""
-        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(KINDS.index("ngram")), 0.0, 1.0, 0.0)
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(KINDS.index("ngram")), 0.0, 1.0, 0.0, 0.0, 1.0, 1.0)
 
     def flops_per_position(self, kv_length: Numeric) -> Numeric:
         """FLOPs for one query position at KV length n (:func:`specmodel.model.roofline.flops_per_position`)."""

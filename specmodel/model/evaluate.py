@@ -19,8 +19,6 @@ The settings (constants and deployment) are resolved here, once, and passed down
 
 from __future__ import annotations
 
-from dataclasses import fields as fields_of
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -29,7 +27,7 @@ from specmodel.model import acceptance as acc
 from specmodel.model import cohort, memory, parallel
 from specmodel.model.drafters import KINDS, PassCoefficients
 from specmodel.model.engines import ngram_match_rate
-from specmodel.model.evaluation import Evaluation, arithmetic_ratio, draft_share
+from specmodel.model.evaluation import Evaluation, arithmetic_ratio, concatenate, draft_share
 from specmodel.model.passes import PassPrice, kv_read_length, price_pass
 from specmodel.model.roofline import arithmetic_intensity
 from specmodel.model.scenario import Scenario, ScenarioGrid
@@ -77,11 +75,11 @@ def evaluate(
     """
     settings = settings or current()
     grid = scenario_grid(scenario, settings, **fields)
-    split = _batching_parts(grid)
+    split = grid.split_by_batching()
     if split is None:
         return _evaluate_grid(grid, settings)
     axis, parts = split
-    return _concatenate([_evaluate_grid(part, settings) for part in parts], axis)
+    return concatenate([_evaluate_grid(part, settings) for part in parts], axis)
 
 
 def _evaluate_grid(grid: ScenarioGrid, settings: Settings) -> Evaluation:
@@ -91,8 +89,8 @@ def _evaluate_grid(grid: ScenarioGrid, settings: Settings) -> Evaluation:
     else:
         ratio = map_names(grid.acceptance, lambda x: acc.profile_ratio(x, settings.constants.FALLING_RATIO))
         gamma_max = int(compact(grid.gamma).max()) if grid.gamma.size else 1
-        small = np.broadcast_arrays(compact(grid.alpha), compact(grid.gamma), compact(ratio))
-        per_position = acc.per_position_acceptance(*small, gamma_max)
+        alpha, gamma, r = np.broadcast_arrays(compact(grid.alpha), compact(grid.gamma), compact(ratio))
+        per_position = acc.per_position_acceptance(alpha, gamma, r, gamma_max)
         if grid.profile_acceptance:
             per_position = _tree_acceptance(per_position, grid)
         per_position = np.broadcast_to(per_position, grid.shape + per_position.shape[-1:])
@@ -112,35 +110,8 @@ def _tree_acceptance(per_position: FloatArray, grid: ScenarioGrid) -> FloatArray
         return per_position
     lead = np.broadcast_shapes(per_position.shape[:-1], tree.shape)
     u = np.broadcast_to(per_position, lead + per_position.shape[-1:])
-    shaped = acc.tree_per_position(u, np.broadcast_to(k, lead), np.broadcast_to(v, lead))
+    shaped = acc.tree_per_position(u, *(np.broadcast_to(x, lead) for x in (k, v, g)))
     return np.where(np.broadcast_to(tree, lead)[..., None], shaped, u)
-
-
-def _batching_parts(grid: ScenarioGrid) -> tuple[int, list[ScenarioGrid]] | None:
-    """A grid whose batching (cohort or steady) varies along one axis, as one sub-grid per
-    index of that axis (each evaluated without masking), and the axis; None otherwise."""
-    small = compact(grid.batching)
-    varying = [axis for axis, size in enumerate(small.shape) if size > 1]
-    if len(varying) != 1:
-        return None
-    axis = varying[0]
-    arrays = {f.name for f in fields_of(grid) if isinstance(getattr(grid, f.name), np.ndarray)}
-
-    def part(i: int) -> ScenarioGrid:
-        index = (slice(None),) * axis + (slice(i, i + 1),)
-        return replace(grid, **{name: getattr(grid, name)[index] for name in arrays})
-
-    return axis, [part(i) for i in range(grid.shape[axis])]
-
-
-def _concatenate(parts: list[Evaluation], axis: int) -> Evaluation:
-    """Evaluations of adjacent sub-grids joined along ``axis``."""
-    joined = {
-        f.name: np.concatenate([getattr(p, f.name) for p in parts], axis=axis)
-        for f in fields_of(parts[0])
-        if f.name != "generated_tokens"
-    }
-    return Evaluation(**joined, generated_tokens=parts[0].generated_tokens)
 
 
 def evaluate_per_position(
@@ -239,8 +210,9 @@ def _evaluate(
     positions = 1 + match * (verified - 1)
     n = kv_read_length(t, generated, c.KV_READ_FRACTION)
     fused = PassCoefficients(
-        dc.iteration_weight_bytes, 0.0, 0.0, dc.iteration_flops_per_sequence, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0
-    )
+        dc.iteration_weight_bytes, 0.0, 0.0, dc.iteration_flops_per_sequence, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0,
+        0.0, 1.0, 1.0,
+    )  # fmt: skip
     passes = Passes(
         price_pass(tgt, n, positions, hw, c, eta, gpus),
         price_pass(dc, n, topk, hw, c, eta, draft_gpus),
@@ -295,6 +267,8 @@ def _pass_readouts(
         "verify_memory_time": verify.memory_time(b),
         "verify_compute_time": verify.compute_time(b),
         "verify_allreduce_time": np.broadcast_to(verify.comm_time(b), b.shape),
+        "verify_weights_read_bytes": np.broadcast_to(verify.weights_read(b), b.shape),
+        "plain_weights_read_bytes": np.broadcast_to(passes.plain.weights_read(b), b.shape),
         "verify_communication_share": verify.comm_time(b) / verify.time(b),
         "plain_compute_time": passes.plain.compute_time(b),
         "plain_intensity": arithmetic_intensity(passes.plain.flops(b), passes.plain.bytes(b)),

@@ -3,8 +3,10 @@ that summarise a scenario from its passes (draft share, arithmetic per output to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
+
+import numpy as np
 
 from specmodel.model.types import BoolArray, FloatArray, Numeric
 
@@ -28,6 +30,8 @@ class Evaluation:
     verify_memory_time: FloatArray  #: seconds
     verify_compute_time: FloatArray  #: seconds
     verify_allreduce_time: FloatArray  #: seconds of the verify pass's all-reduces (0 on one GPU)
+    verify_weights_read_bytes: FloatArray  #: weights the verify pass reads, all GPUs (MoE: shared + routed experts)
+    plain_weights_read_bytes: FloatArray  #: the same for the plain decode step
     verify_communication_share: FloatArray  #: share of the verify pass spent in all-reduces
     plain_compute_time: FloatArray  #: seconds of arithmetic in the full-batch plain decode pass (Q = 1)
     plain_intensity: FloatArray  #: FLOP per byte of the full-batch plain decode pass
@@ -52,6 +56,16 @@ class Evaluation:
     )
     ngram_match_rate: FloatArray  #: share of iterations in which the drafter drafts (1 but for an n-gram lookup)
     generated_tokens: int  #: G, tokens each sequence generates
+
+
+def concatenate(parts: list[Evaluation], axis: int) -> Evaluation:
+    """Evaluations of adjacent sub-grids joined along ``axis``."""
+    joined = {
+        f.name: np.concatenate([getattr(p, f.name) for p in parts], axis=axis)
+        for f in fields(parts[0])
+        if f.name != "generated_tokens"
+    }
+    return Evaluation(**joined, generated_tokens=parts[0].generated_tokens)
 
 
 def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:

@@ -10,6 +10,11 @@ Split over N GPUs by tensor parallelism (:mod:`specmodel.model.parallel`), every
 GPU's: 1/N of the weights and of the arithmetic, its share of the cache, and the pass adds
 its all-reduces, ``k0 + k1 B`` on the critical path (k0 their latencies, k1 the bytes each
 sequence's Q positions send). With N = 1 nothing changes, bit for bit.
+
+A mixture-of-experts model reads, besides W, one expert's bytes (in every MoE layer) per
+distinct expert its B Q tokens route to (:func:`specmodel.model.experts.expected_distinct_experts`):
+the pass's memory is then not linear in B, and a verify pass over gamma + 1 positions reads
+more experts than a plain step even for one sequence.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 from specmodel.model import parallel, roofline
 from specmodel.model.drafters import PassCoefficients
 from specmodel.model.engines import combined_time
+from specmodel.model.experts import expected_distinct_experts
 from specmodel.model.settings import Constants
 from specmodel.model.specs import Hardware
 from specmodel.model.types import FloatArray, Numeric
@@ -44,12 +50,23 @@ class PassPrice:
     kv_share: Numeric = 1.0  #: share of the cache one GPU holds
     comm_fixed: Numeric = 0.0  #: k0, seconds of all-reduce latency per pass
     comm_per_position: Numeric = 0.0  #: seconds of all-reduce traffic per query position of one sequence
+    expert_bytes: Numeric = 0.0  #: bytes of one expert in every MoE layer (0: a dense model)
+    experts: Numeric = 1.0  #: E, experts per MoE layer
+    experts_per_token: Numeric = 1.0  #: k, experts each token routes to
+
+    def weights_read(self, batch: Numeric) -> Numeric:
+        """Weight bytes the pass reads, whole: ``W + e x E(1 - (1 - k/E)^(B Q))`` (e: one
+        expert's bytes; the second term is 0 for a dense model)."""
+        if not np.any(self.expert_bytes):
+            return self.weight_bytes
+        routed = expected_distinct_experts(np.multiply(batch, self.positions), self.experts, self.experts_per_token)
+        return self.weight_bytes + self.expert_bytes * routed
 
     def bytes(self, batch: Numeric) -> Numeric:
-        """``W / N + B n kv s``, one GPU's bytes (:func:`specmodel.model.roofline.pass_bytes`;
-        s its share of the cache)."""
+        """``W' / N + B n kv s``, one GPU's bytes (:func:`specmodel.model.roofline.pass_bytes`;
+        W' the weights read, :meth:`weights_read`; s its share of the cache)."""
         return roofline.pass_bytes(
-            self.weight_bytes / self.shards, self.kv_bytes_per_token * self.kv_share, batch, self.kv_length
+            self.weights_read(batch) / self.shards, self.kv_bytes_per_token * self.kv_share, batch, self.kv_length
         )
 
     def flops(self, batch: Numeric) -> Numeric:
@@ -98,6 +115,12 @@ class PassPrice:
         )
         return m0, m1, c1
 
+    def expert_memory_time(self, active: Numeric) -> Numeric:
+        """Seconds one GPU spends reading the routed experts of a pass over ``active`` sequences
+        (0 for a dense model): the part of the pass's memory time that is not ``m0 + m1 A``."""
+        routed = self.weights_read(active) - self.weight_bytes
+        return roofline.memory_time(routed / self.shards, self.memory_bandwidth, self.memory_efficiency)
+
     def comm_terms(self) -> tuple[Numeric, Numeric]:
         """``(k0, k1)``: the all-reduces of a pass over A sequences take ``k0 + k1 A``."""
         return self.comm_fixed, self.comm_per_position * self.positions
@@ -134,6 +157,9 @@ def price_pass(
         kv_share=parallel.kv_share_per_gpu(np.maximum(coefficients.kv_heads, 1.0), gpus),
         comm_fixed=reduces * latency,
         comm_per_position=reduces * traffic,
+        expert_bytes=coefficients.expert_bytes,
+        experts=coefficients.experts,
+        experts_per_token=coefficients.experts_per_token,
     )
 
 

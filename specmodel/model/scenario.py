@@ -16,6 +16,7 @@ acceptance u_1..u_gamma; on ``tensor_parallel`` cards of ``hardware`` serving ``
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -168,6 +169,22 @@ class ScenarioGrid:
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self.concurrency.shape)
+
+    def split_by_batching(self) -> tuple[int, list[ScenarioGrid]] | None:
+        """A grid whose batching (cohort or steady) varies along one axis, as one sub-grid per
+        index of that axis (each then evaluated without masking), and the axis; None otherwise."""
+        small = compact(self.batching)
+        varying = [axis for axis, size in enumerate(small.shape) if size > 1]
+        if len(varying) != 1:
+            return None
+        axis = varying[0]
+        arrays = [f.name for f in dataclasses.fields(self) if isinstance(getattr(self, f.name), np.ndarray)]
+
+        def part(i: int) -> ScenarioGrid:
+            index = (slice(None),) * axis + (slice(i, i + 1),)
+            return dataclasses.replace(self, **{name: getattr(self, name)[index] for name in arrays})
+
+        return axis, [part(i) for i in range(self.shape[axis])]
 
     @classmethod
     def build(cls, settings: Settings, **fields: Any) -> ScenarioGrid:

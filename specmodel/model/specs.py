@@ -79,9 +79,10 @@ class Hardware(BaseModel):
 
 
 class PublishedParameters(BaseModel):
-    """A model card's stated total parameter count, with where it is stated.
+    """A model card's stated parameter count (the total, or for a mixture-of-experts model
+    also the count activated per token), with where it is stated.
 
-    Kept only as an independent anchor for the catalogue test: nothing in the model reads it.
+    Kept only as an independent anchor for the catalogue tests: nothing in the model reads it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -102,15 +103,24 @@ class Architecture(BaseModel):
     ``head_dim`` may be left out, as Llama-3.1's config.json does: it is then
     ``hidden_size // num_attention_heads``, the default of transformers' ``LlamaConfig``.
 
+    A mixture-of-experts model (``model_type = "qwen3_moe"``) also copies config.json's
+    ``num_experts`` (E), ``num_experts_per_tok`` (k), ``moe_intermediate_size`` (F_moe, one
+    expert's MLP width), ``decoder_sparse_step``, ``mlp_only_layers`` and ``norm_topk_prob``;
+    they are all given for such a model and none for a dense one. Which layers are MoE and
+    what they count is :mod:`specmodel.model.architecture`'s business.
+
     >>> get_architecture("llama-3.1-8b").head_dim
     128
+    >>> m = get_architecture("qwen3-30b-a3b")
+    >>> m.num_experts, m.num_experts_per_tok, m.moe_intermediate_size
+    (128, 8, 768)
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
     name: str
     source: str = Field(min_length=1)
-    model_type: Literal["qwen3", "llama"]
+    model_type: Literal["qwen3", "llama", "qwen3_moe"]
     hidden_size: int = Field(gt=0)
     num_hidden_layers: int = Field(gt=0)
     num_attention_heads: int = Field(gt=0)
@@ -123,8 +133,22 @@ class Architecture(BaseModel):
     #: Longest sequence (prompt plus generated tokens) the model was built for.
     max_position_embeddings: int = Field(gt=0)
     attention_bias: bool = False
+    #: Mixture of experts only (config.json of ``qwen3_moe``): experts per MoE layer (E).
+    num_experts: int | None = Field(default=None, gt=0)
+    #: Experts each token is routed to in each MoE layer (k, top-k routing).
+    num_experts_per_tok: int | None = Field(default=None, gt=0)
+    #: One expert's MLP width (F_moe); dense layers keep ``intermediate_size``.
+    moe_intermediate_size: int | None = Field(default=None, gt=0)
+    #: Every ``decoder_sparse_step``-th layer is MoE (transformers' ``Qwen3MoeDecoderLayer``).
+    decoder_sparse_step: int | None = Field(default=None, gt=0)
+    #: 0-based indices of layers that keep a dense MLP whatever ``decoder_sparse_step`` says.
+    mlp_only_layers: tuple[int, ...] | None = None
+    #: Whether the top-k routing weights are renormalised to sum to 1 (no effect on counts).
+    norm_topk_prob: bool | None = None
     #: The model card's total, for the catalogue test only (see :class:`PublishedParameters`).
     published_parameters: PublishedParameters
+    #: A mixture-of-experts model card's activated count, a second anchor for the tests only.
+    published_active_parameters: PublishedParameters | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -149,6 +173,36 @@ class Architecture(BaseModel):
         if self.attention_bias:
             raise ValueError(
                 "attention_bias = true is not supported: the parameter count assumes bias-free projections"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _experts(self) -> Architecture:
+        """The MoE fields come all together, for ``qwen3_moe`` only, and describe a valid routing."""
+        moe = {
+            "num_experts": self.num_experts,
+            "num_experts_per_tok": self.num_experts_per_tok,
+            "moe_intermediate_size": self.moe_intermediate_size,
+            "decoder_sparse_step": self.decoder_sparse_step,
+            "mlp_only_layers": self.mlp_only_layers,
+            "norm_topk_prob": self.norm_topk_prob,
+        }
+        given = [name for name, value in moe.items() if value is not None]
+        if self.model_type == "qwen3_moe":
+            missing = [name for name in moe if name not in given]
+            if missing:
+                raise ValueError(f"a qwen3_moe model needs {', '.join(missing)} (copied from config.json)")
+        elif given:
+            raise ValueError(f"{', '.join(given)} only apply to a mixture-of-experts model (model_type qwen3_moe)")
+        e, k = self.num_experts, self.num_experts_per_tok
+        if e is not None and k is not None and k > e:
+            raise ValueError("num_experts_per_tok cannot exceed num_experts")
+        layers = self.mlp_only_layers or ()
+        if any(not 0 <= i < self.num_hidden_layers for i in layers) or len(set(layers)) != len(layers):
+            raise ValueError("mlp_only_layers must be distinct layer indices in [0, num_hidden_layers)")
+        if self.published_active_parameters is not None and self.model_type != "qwen3_moe":
+            raise ValueError(
+                "published_active_parameters is for mixture-of-experts models (a dense model's is its total)"
             )
         return self
 

@@ -67,17 +67,20 @@ def smooth_pass_time_sum(
     per_sequence_memory: FloatArray,
     per_sequence_compute: FloatArray,
     overlap: FloatArray,
+    price: PassPrice | None = None,
 ) -> FloatArray:
-    """``sum_i P(i runs) c(m0 + m1 A_i, c1 A_i)``, c = :func:`combined_time` with exponent p,
-    iteration by iteration (the closed form of :func:`specmodel.model.cohort.expected_pass_time_sum`
-    holds only for p = inf)."""
+    """``sum_i P(i runs) c(m0 + m_e(A_i) + m1 A_i, c1 A_i)``, c = :func:`combined_time` with
+    exponent p, iteration by iteration (the closed form of
+    :func:`specmodel.model.cohort.expected_pass_time_sum` holds only for p = inf and memory
+    linear in A); m_e: a mixture-of-experts pass's routed experts (``price``), else 0."""
     total = np.zeros(np.shape(row))
     for i in range(table.active.shape[1]):
         runs, active = table.runs[row, i], table.active[row, i]
         if not np.any(runs > 0):
             break
+        experts = 0.0 if price is None else price.expert_memory_time(active)
         total = total + runs * combined_time(
-            fixed + per_sequence_memory * active, per_sequence_compute * active, overlap
+            fixed + experts + per_sequence_memory * active, per_sequence_compute * active, overlap
         )
     return total
 
@@ -87,7 +90,9 @@ def _cohort_sum(table: cohort.CohortTable, row: IntArray, price: PassPrice, over
     part, plus the all-reduces ``k0 + k1 A_i`` of every iteration that runs (linear in the
     active sequences A_i, so their sum is ``k0 E[runs] + k1 E[sequence-iterations]``)."""
     m0, m1, c1 = (np.broadcast_to(np.asarray(x, dtype=float), np.shape(row)) for x in price.cohort_terms())
-    if np.all(np.isinf(overlap)):
+    if np.any(price.expert_bytes):
+        roofline = smooth_pass_time_sum(table, row, m0, m1, c1, overlap, price)
+    elif np.all(np.isinf(overlap)):
         roofline = np.asarray(cohort.expected_pass_time_sum(table, row, m0, m1, c1), dtype=float)
     else:
         roofline = smooth_pass_time_sum(table, row, m0, m1, c1, overlap)

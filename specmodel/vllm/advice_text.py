@@ -31,6 +31,8 @@ def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: t
         "hardware": advice.hardware,
         "target": advice.target,
         "engine": advice.engine,
+        "tensor_parallel": advice.tensor_parallel,
+        **advice.deployment.layout(),
     }
     if measured is not None:
         out["measured"] = measured
@@ -43,13 +45,26 @@ def _alternative_line(alt: Alternative) -> str:
     return f"  {alt.drafter:<14} alpha >= {alt.break_even_alpha:.2f} (at gamma {alt.gamma})"
 
 
+def _gpus(advice: Advice) -> str:
+    """``h100-sxm``, or ``4x h100-sxm (drafter on 1 GPU; a tree of 4 candidates per step, 8 verified)``."""
+    layout = advice.deployment.layout()
+    text = advice.hardware if advice.tensor_parallel == 1 else f"{advice.tensor_parallel}x {advice.hardware}"
+    extra = []
+    if layout.get("draft_tensor_parallel") not in (None, advice.tensor_parallel):
+        extra.append(f"drafter on {layout['draft_tensor_parallel']} GPU")
+    if "tree_topk" in layout or "verify_tokens" in layout:
+        extra.append(f"a tree of {layout.get('tree_topk', 1)} candidates per step, "
+                     f"{layout.get('verify_tokens', 'all')} positions verified")  # fmt: skip
+    return text + (f" ({'; '.join(extra)})" if extra else "")
+
+
 def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes: tuple[str, ...] = ()) -> str:
     """The advice as text for a terminal; ``measured``: the counters' summary
     (:func:`specmodel.vllm.metrics.counters_summary`), if any."""
     lines = [
         f"Deployment: {advice.deployment.description}, gamma {advice.deployed_gamma}, "
-        f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on {advice.hardware}, "
-        f"engine {advice.engine}"
+        f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on "
+        f"{_gpus(advice)}, engine {advice.engine}"
     ]
     lines += [f"Note: {n}" for n in (advice.deployment.note, *notes) if n]
     if measured:

@@ -84,6 +84,7 @@ class Advice:
     verdict: str
     reason: str
     alternatives: tuple[Alternative, ...]  #: other drafters to try, with the acceptance each would need
+    tensor_parallel: int = 1  #: GPUs the target is split over
 
 
 # --- the numbers --------------------------------------------------------------------------
@@ -111,15 +112,22 @@ def predicted_speedups(
     target: str | None = None,
     settings: Settings | None = None,
     engine: str = "vllm",
+    layout: dict[str, int] | None = None,
 ) -> np.ndarray:
     """``s_g`` for g = 1..m: the model's speedup over plain decoding under ``engine`` when the
-    first g measured positions are drafted (:func:`specmodel.evaluate_per_position`)."""
+    first g measured positions are drafted (:func:`specmodel.evaluate_per_position`), with the
+    ``layout`` fields (tensor_parallel, draft_tensor_parallel, tree_topk, verify_tokens; a
+    tree cut to depth g verifies at most tree_topk x g + 1 positions)."""
     u = np.asarray(per_position, dtype=float)
-    return np.array([
-        float(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target, settings=settings,
-                                    engine=engine).speedup)
-        for g in range(1, u.shape[-1] + 1)
-    ])  # fmt: skip
+    layout = dict(layout or {})
+    out = []
+    for g in range(1, u.shape[-1] + 1):
+        fields = dict(layout)
+        if "verify_tokens" in fields:
+            fields["verify_tokens"] = min(fields["verify_tokens"], fields.get("tree_topk", 1) * g + 1)
+        out.append(float(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target,
+                                               settings=settings, engine=engine, **fields).speedup))  # fmt: skip
+    return np.array(out)
 
 
 def best_gamma(speedups: npt.ArrayLike) -> int:
@@ -143,8 +151,11 @@ def advise(
     target: str | None = None,
     settings: Settings | None = None,
     engine: str = "vllm",
+    tensor_parallel: int = 1,
 ) -> Advice:
-    """Apply the module's rule to measured per-position acceptance.
+    """Apply the module's rule to measured per-position acceptance, on ``tensor_parallel``
+    GPUs with the deployment's drafter layout (:meth:`Deployment.layout`: the drafter's GPUs,
+    a tree).
 
     >>> drafter = deployment_from_drafter("qwen3-0.6b")
     >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=drafter, engine="ideal")
@@ -160,19 +171,14 @@ def advise(
     deployment = deployment or deployment_from_drafter(settings.deployment.draft, target)
     check_drafter(deployment.drafter, target)
     u = np.asarray(per_position, dtype=float)
-    if u.ndim != 1 or u.size < 1:
-        raise SpecModelError(f"per-position acceptance must be a list of 1 or more rates; got shape {u.shape}")
-    deployed = deployment.gamma if deployment.gamma is not None else u.size
-    if deployed != u.size:
-        raise SpecModelError(
-            f"num_speculative_tokens {deployed} in --speculative-config, but the metrics have {u.size} draft positions"
-        )
-    s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target, settings, engine)
+    deployed = _deployed_gamma(u, deployment)
+    layout = {"tensor_parallel": tensor_parallel, **deployment.layout()}
+    s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target, settings, engine, layout)
     verdict, gamma = decide(s, deployed)
     goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
     others = [d for d in drafter_names(target) if d != deployment.drafter]
     alternatives = tuple(sorted(
-        break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine),
+        break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine, tensor_parallel),
         key=lambda alt: (alt.break_even_alpha is None, alt.break_even_alpha or 0.0, alt.drafter)))  # fmt: skip
     reason = _reason(verdict, s, deployed, gamma, deployment.drafter, int(concurrency), conditional_acceptance(u))
     return Advice(
@@ -190,7 +196,21 @@ def advise(
         verdict=verdict,
         reason=reason,
         alternatives=alternatives,
+        tensor_parallel=int(tensor_parallel),
     )
+
+
+def _deployed_gamma(u: np.ndarray, deployment: Deployment) -> int:
+    """The deployed gamma: the configuration's (a tree's depth), which must match the metrics' positions."""
+    if u.ndim != 1 or u.size < 1:
+        raise SpecModelError(f"per-position acceptance must be a list of 1 or more rates; got shape {u.shape}")
+    deployed = deployment.gamma if deployment.gamma is not None else u.size
+    if deployed != u.size:
+        what = "speculative_token_tree of depth" if deployment.tree_topk else "num_speculative_tokens"
+        raise SpecModelError(
+            f"{what} {deployed} in --speculative-config, but the metrics have {u.size} draft positions"
+        )
+    return int(deployed)
 
 
 def decide(s: FloatArray, deployed: int) -> tuple[str, int]:
@@ -220,8 +240,10 @@ def break_even_alphas(
     target: str,
     settings: Settings,
     engine: str,
+    tensor_parallel: int = 1,
 ) -> list[Alternative]:
-    """For each drafter, the smallest alpha of the ``same`` profile at which it reaches a
+    """For each drafter (a chain, on the target's ``tensor_parallel`` GPUs), the smallest alpha
+    of the ``same`` profile at which it reaches a
     speedup of ``goal`` at its best gamma of :data:`ALTERNATIVE_GAMMAS`: linearly interpolated
     between the alphas of :data:`BREAK_EVEN_ALPHAS`
     (:func:`specmodel.model.breakeven.first_crossing`), with the best gamma at the first alpha
@@ -231,7 +253,8 @@ def break_even_alphas(
     alphas, gammas = np.array(BREAK_EVEN_ALPHAS), np.array(ALTERNATIVE_GAMMAS)
     speedup = evaluate(concurrency=concurrency, context=context, drafter=np.array(drafters)[:, None, None],
                        acceptance="same", alpha=alphas[None, :, None], gamma=gammas[None, None, :],
-                       hardware=hardware, target=target, engine=engine, settings=settings).speedup  # fmt: skip
+                       hardware=hardware, target=target, engine=engine, settings=settings,
+                       tensor_parallel=tensor_parallel).speedup  # fmt: skip
     out = []
     for drafter, grid in zip(drafters, speedup, strict=True):
         best = grid.max(axis=1)

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specmodel.errors import SpecModelError
 from specmodel.model.drafters import check_drafter, drafter_kind
@@ -38,9 +39,23 @@ class Deployment:
     """What the user says about the drafter."""
 
     drafter: str  #: the drafter (see :mod:`specmodel.model.drafters`) used to cost it
-    gamma: int | None  #: num_speculative_tokens, if given
+    gamma: int | None  #: num_speculative_tokens, if given (a tree's depth)
     description: str  #: how the user named it
     note: str | None = None  #: how the model stands in for it, when not exactly
+    draft_tensor_parallel: int | None = None  #: draft_tensor_parallel_size, if given
+    tree_topk: int | None = None  #: most candidates per depth of speculative_token_tree, if given
+    verify_tokens: int | None = None  #: the tree's nodes + 1, if a tree is given
+
+    def __repr__(self) -> str:
+        shown = [f"{k}={getattr(self, k)!r}" for k in ("drafter", "gamma", "description", "note")]
+        shown += [f"{k}={v!r}" for k, v in self.layout().items()]
+        return f"Deployment({', '.join(shown)})"
+
+    def layout(self) -> dict[str, int]:
+        """The scenario fields this deployment fixes (those given)."""
+        fields = {"draft_tensor_parallel": self.draft_tensor_parallel, "tree_topk": self.tree_topk,
+                  "verify_tokens": self.verify_tokens}  # fmt: skip
+        return {k: v for k, v in fields.items() if v is not None}
 
 
 def deployment_from_drafter(drafter: str, target: str | None = None) -> Deployment:
@@ -62,6 +77,57 @@ def _speculative_tokens(config: dict) -> int | None:
             f"--speculative-config num_speculative_tokens {value!r} is not allowed; it must be an integer >= 1"
         )
     return value
+
+
+def _positive(config: dict, key: str) -> int | None:
+    value = config.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecModelError(f"--speculative-config {key} {excerpt(value)} is not allowed; it must be an integer >= 1")
+    return value
+
+
+def token_tree(value: object) -> tuple[int, int, int]:
+    """``(depth, most candidates at one depth, nodes)`` of vLLM's ``speculative_token_tree``:
+    a list of paths, each a tuple of child indices from the root (``[(0,), (1,), (0, 0)]``),
+    given as a string or a JSON list. The model costs it as a tree of that depth with K =
+    the most nodes at one depth and V = nodes + 1 verified positions.
+
+    >>> token_tree("[(0,), (1,), (2,), (0, 0), (1, 0), (0, 0, 0)]")
+    (3, 3, 6)
+    """
+    try:
+        paths = ast.literal_eval(value) if isinstance(value, str) else value
+        nodes = [tuple(int(i) for i in path) for path in paths]  # type: ignore[union-attr]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise SpecModelError(
+            f"--speculative-config speculative_token_tree {excerpt(value)} is not a list of paths such as "
+            "[(0,), (1,), (0, 0)]"
+        ) from None
+    if not nodes or any(not path or min(path) < 0 for path in nodes) or len(set(nodes)) != len(nodes):
+        raise SpecModelError(
+            "--speculative-config speculative_token_tree needs distinct, non-empty paths of non-negative indices"
+        )
+    if any(path[:-1] and path[:-1] not in set(nodes) for path in nodes):
+        raise SpecModelError("--speculative-config speculative_token_tree has a path whose parent is not in the tree")
+    depth = max(len(path) for path in nodes)
+    widest = max(sum(1 for path in nodes if len(path) == d) for d in range(1, depth + 1))
+    return depth, widest, len(nodes)
+
+
+def _layout(config: dict, gamma: int | None) -> tuple[int | None, dict[str, int]]:
+    """gamma (a tree's depth) and the layout fields: draft_tensor_parallel_size and the tree."""
+    fields: dict[str, int] = {}
+    draft_tp = _positive(config, "draft_tensor_parallel_size")
+    if draft_tp is not None:
+        fields["draft_tensor_parallel"] = draft_tp
+    tree = config.get("speculative_token_tree")
+    if tree is not None:
+        depth, widest, nodes = token_tree(tree)
+        fields.update(tree_topk=widest, verify_tokens=nodes + 1)
+        gamma = depth
+    return gamma, fields
 
 
 def _method(config: dict) -> str:
@@ -92,8 +158,15 @@ def deployment_from_speculative_config(text: str) -> Deployment:
     heads of data/heads.toml; Medusa-like heads as ``ngram`` (said in the note); draft models must
     be in the catalogue.
 
+    A ``draft_tensor_parallel_size`` and a ``speculative_token_tree`` (:func:`token_tree`; its
+    depth is then gamma) are read too.
+
     >>> deployment_from_speculative_config('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}')
     Deployment(drafter='qwen3-0.6b', gamma=4, description='draft model Qwen/Qwen3-0.6B', note=None)
+    >>> d = deployment_from_speculative_config('{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", '
+    ...     '"draft_tensor_parallel_size": 1, "speculative_token_tree": "[(0,), (1,), (0, 0)]"}')
+    >>> d.drafter, d.gamma, d.layout()
+    ('eagle', 2, {'draft_tensor_parallel': 1, 'tree_topk': 2, 'verify_tokens': 4})
     """
     if len(text) > _MAX_CONFIG:
         raise SpecModelError(f"--speculative-config is {len(text):,} characters long; at most {_MAX_CONFIG:,} are read")
@@ -105,7 +178,18 @@ def deployment_from_speculative_config(text: str) -> Deployment:
         raise SpecModelError("--speculative-config nests too deeply to be a vLLM configuration") from None
     if not isinstance(config, dict):
         raise SpecModelError(f"--speculative-config must be a JSON object; got {excerpt(text.strip(), 40)}")
-    gamma = _speculative_tokens(config)
+    gamma, layout = _layout(config, _speculative_tokens(config))
+    drafter = _drafter(config, gamma)
+    return replace(
+        drafter,
+        draft_tensor_parallel=layout.get("draft_tensor_parallel"),
+        tree_topk=layout.get("tree_topk"),
+        verify_tokens=layout.get("verify_tokens"),
+    )
+
+
+def _drafter(config: dict, gamma: int | None) -> Deployment:
+    """The drafter of a parsed --speculative-config (see :func:`deployment_from_speculative_config`)."""
     method = _method(config)
     if method in _LOOKUP_METHODS:
         note = None if method == "ngram" else f"method {method!r} looks drafts up in the text; costed as 'ngram'"
