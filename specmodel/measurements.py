@@ -26,6 +26,9 @@ from specmodel.safe_input import excerpt, read_limited_text
 
 #: The public measurements of vLLM on one H100 the ``vllm`` engine is fitted to and checked against.
 MEASUREMENTS_FILE = Path(__file__).resolve().parent / "data" / "measurements.csv"
+#: Public measurements of vLLM serving Llama-3-70B on four H100s (tensor parallel 4), acceptance
+#: not published (:mod:`specmodel.acceptance_fit` fits it at batch 1).
+MULTIGPU_MEASUREMENTS_FILE = Path(__file__).resolve().parent / "data" / "measurements-multigpu.csv"
 
 
 class Measurement(BaseModel):
@@ -41,11 +44,18 @@ class Measurement(BaseModel):
     prompt_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=1)
     num_speculative_tokens: int = Field(ge=1)
-    mean_acceptance_length: float = Field(gt=1)
+    tensor_parallel: int = Field(1, ge=1)
+    mean_acceptance_length: float | None = Field(None, gt=1)  #: None: not published
     per_position_acceptance: tuple[float, ...] | None = None
     measured_speedup: float = Field(gt=0)
     speedup_definition: str
     notes: str = ""
+
+    @field_validator("mean_acceptance_length", mode="before")
+    @classmethod
+    def _blank(cls, value: Any) -> Any:
+        """An empty cell: not published."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("per_position_acceptance", mode="before")
     @classmethod
@@ -70,18 +80,23 @@ class Measurement(BaseModel):
         paper = re.search(r"arXiv:(\d{4}\.\d{4,5})", self.source)
         return f"https://arxiv.org/abs/{paper.group(1)}" if paper else None
 
-    def scenario(self) -> dict[str, Any]:
+    def scenario(self, mean_acceptance_length: float | None = None) -> dict[str, Any]:
         """The scenario this row measured, as :func:`specmodel.evaluate` takes it, with the
-        measured acceptance (per position where published, else the mean acceptance length)."""
+        measured acceptance (per position where published, else the mean acceptance length,
+        else the ``mean_acceptance_length`` given here, e.g. fitted)."""
         fields: dict[str, Any] = {
             "concurrency": self.batch, "context": self.prompt_tokens, "generated_tokens": self.output_tokens,
             "drafter": self.method, "hardware": self.hardware, "target": self.target,
+            "tensor_parallel": self.tensor_parallel,
         }  # fmt: skip
-        if self.per_position_acceptance is not None:
+        if self.per_position_acceptance is not None and mean_acceptance_length is None:
             fields["per_position"] = self.per_position_acceptance
-        else:
-            fields["mean_acceptance_length"] = self.mean_acceptance_length
-            fields["gamma"] = self.num_speculative_tokens
+            return fields
+        length = mean_acceptance_length if mean_acceptance_length is not None else self.mean_acceptance_length
+        if length is None:
+            raise SpecModelError(f"{self.source}: no acceptance published for this row; fit it (acceptance_fit)")
+        fields["mean_acceptance_length"] = length
+        fields["gamma"] = self.num_speculative_tokens
         return fields
 
 
@@ -111,7 +126,7 @@ def predict(rows: list[Measurement], engine: str, settings: Settings | None = No
     for i, row in enumerate(rows):
         fields = row.scenario()
         key = (fields["generated_tokens"], fields["target"], fields["hardware"], "per_position" in fields,
-               len(fields.get("per_position", ())))  # fmt: skip
+               len(fields.get("per_position", ())), fields["tensor_parallel"])  # fmt: skip
         groups.setdefault(key, []).append(i)
     out = np.empty(len(rows))
     for members in groups.values():
