@@ -85,6 +85,9 @@ CLI_EXAMPLES = {
         "8192",
     ],
     "point-wrong-vocab": ["point", "--drafter", "llama-3.2-1b"],
+    "point-70b-tp4": "point --engine vllm --target llama-3-70b --tensor-parallel 4 --drafter eagle --gamma 3".split(),
+    "point-tree": "point --engine vllm --target llama-3.1-8b --drafter eagle --gamma 5 --tree-topk 4 --verify-tokens 8".split(),
+    "point-bad-tp": "point --tensor-parallel 3".split(),
     "point-vllm-eagle3": [
         "point",
         "--engine",
