@@ -62,7 +62,7 @@ READOUTS: tuple[Readout, ...] = (
     Readout("draft_step_gib", "Draft pass: bytes moved", "draft_step_bytes", 1 / GIB, "GiB"),
     Readout("target_weights_gib", "Target weights", "target_weight_bytes", 1 / GIB, "GiB"),
     Readout("target_weights_per_gpu_gib", "Target weights per GPU", "target_weight_bytes_per_gpu", 1 / GIB, "GiB"),
-    Readout("tensor_parallel", "GPUs the target is split over", "tensor_parallel", decimals=0),
+    Readout("gpus", "GPUs the target is split over", "tensor_parallel", decimals=0),
     Readout(
         "draft_weight_fraction",
         "Draft weights read per pass / target weights",

@@ -203,10 +203,47 @@ def test_point_takes_tensor_parallel_and_a_tree():
                "--tree-topk", "4", "--verify-tokens", "8", "--gamma", "5", "--json")  # fmt: skip
     assert out.returncode == 0, out.stderr
     values = json.loads(out.stdout)
-    assert values["tensor_parallel"] == 4 and values["verify_allreduce_ms"] > 0
+    assert values["gpus"] == 4 and values["verify_allreduce_ms"] > 0
     assert values["tree_topk"] == 4 and values["verify_tokens"] == 8
 
 
 def test_point_refuses_a_bad_tensor_parallel_in_one_line():
     out = _cli("point", "--tensor-parallel", "3")
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "attention heads" in out.stderr
+
+
+def test_sweep_takes_a_fixed_tensor_parallel_and_a_tree(tmp_path):
+    out = tmp_path / "tree.parquet"
+    result = _cli("sweep", "--out", str(out), "--target", "llama-3-70b", "--tensor-parallel", "4",
+                  "--tree-topk", "4", "--verify-tokens", "8")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    import pandas as pd
+
+    frame = pd.read_parquet(out)
+    assert set(frame["tensor_parallel"]) == {4} and "ngram" not in set(frame["drafter"])
+    # Llama-3-70B holds 8,192 positions: the default contexts stop where the prompt and the
+    # generated tokens still fit.
+    assert frame["context"].max() + 256 <= 8192
+    row = frame[(frame.gamma == 5) & (frame.drafter == "eagle") & (frame.concurrency == 1) & (frame.context == 2048)
+                & (frame.acceptance == "falling") & (frame.alpha == 0.75) & (frame.engine == "vllm")]  # fmt: skip
+    ev = evaluate(target="llama-3-70b", tensor_parallel=4, tree_topk=4, verify_tokens=8, gamma=5, drafter="eagle",
+                  engine="vllm")  # fmt: skip
+    assert float(row["speedup"].iloc[0]) == pytest.approx(float(ev.speedup))
+
+
+def test_advise_reads_the_layout_from_the_speculative_config(tmp_path):
+    log = tmp_path / "v.log"
+    log.write_text(
+        "INFO SpecDecoding metrics: Mean acceptance length: 2.68, Accepted throughput: 84.00 tokens/s, "
+        "Drafted throughput: 200.00 tokens/s, Accepted: 840 tokens, Drafted: 1500 tokens, "
+        "Per-position acceptance rate: 0.760, 0.500, 0.420, Avg Draft acceptance rate: 56.0%\n"
+    )
+    config = json.dumps({"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-70B",
+                         "draft_tensor_parallel_size": 1,
+                         "speculative_token_tree": "[(0,), (1,), (0, 0), (1, 0), (0, 0, 0)]"})  # fmt: skip
+    result = _cli("advise", "--log", str(log), "--concurrency", "16", "--target", "llama-3-70b",
+                  "--tensor-parallel", "4", "--speculative-config", config, "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    advice = json.loads(result.stdout)
+    assert advice["tensor_parallel"] == 4 and advice["draft_tensor_parallel"] == 1
+    assert advice["tree_topk"] == 2 and advice["verify_tokens"] == 6 and advice["deployed_gamma"] == 3

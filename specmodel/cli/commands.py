@@ -80,7 +80,7 @@ def _tree_text(values: dict[str, Any]) -> str:
 
 def _gpus_text(hardware: str, values: dict[str, Any]) -> str:
     """``h100-sxm`` or ``4x h100-sxm (tensor parallel; drafter on 1)``."""
-    n, d = int(values["tensor_parallel"]), values["draft_tensor_parallel"]
+    n, d = int(values["gpus"]), values["draft_tensor_parallel"]
     if n == 1:
         return hardware
     return f"{n}x {hardware} (tensor parallel{'' if d == n else f'; drafter on {d}'})"
