@@ -18,14 +18,14 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from specmodel.errors import SpecModelError
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import AXES
 from specmodel.model.settings import Settings
 from specmodel.readouts import BY_KEY, readout_arrays
-from specmodel.safe_input import excerpt, read_limited_text
+from specmodel.safe_input import excerpt, read_limited_text, validated_records
 
 #: The scenario of each row (the article's engine, ``ideal``, on one card, is implied).
 SCENARIO_COLUMNS = [axis for axis in AXES if axis not in ("engine", "tensor_parallel")]
@@ -64,16 +64,11 @@ def _rows(text: str, where: str) -> list[CalibrationRow]:
     header = tuple(reader.fieldnames or ())
     if header != COLUMNS:
         raise SpecModelError(f"{where}: columns must be {', '.join(COLUMNS)}; got {excerpt(', '.join(header), 120)}")
-    rows = []
-    for number, record in enumerate(reader, start=2):
+    records = list(reader)
+    for number, record in enumerate(records, start=2):
         if None in record or any(v is None for v in record.values()):
             raise SpecModelError(f"{where} line {number}: expected {len(COLUMNS)} fields")
-        try:
-            rows.append(CalibrationRow.model_validate(record))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
-            raise SpecModelError(f"{where} line {number}: {field} {excerpt(err.get('input'))}: {err['msg']}") from None
+    rows = validated_records(records, CalibrationRow, where)
     if not rows:
         raise SpecModelError(f"{where} has a header but no rows")
     return rows

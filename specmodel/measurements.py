@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from specmodel.errors import SpecModelError
 from specmodel.model.evaluate import evaluate
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
-from specmodel.safe_input import excerpt, read_limited_text
+from specmodel.safe_input import excerpt, read_limited_text, validated_records
 
 #: The public measurements of vLLM on one H100 the ``vllm`` engine is fitted to and checked against.
 MEASUREMENTS_FILE = Path(__file__).resolve().parent / "data" / "measurements.csv"
@@ -104,14 +104,7 @@ def load_measurements(path: Path) -> list[Measurement]:
     """Every row of a measurement CSV, validated; a bad file is one line naming the row."""
     where = f"measurements {excerpt(str(path), 200)}"
     reader = csv.DictReader(io.StringIO(read_limited_text(path, where)))
-    rows = []
-    for number, record in enumerate(reader, start=2):
-        try:
-            rows.append(Measurement.model_validate(record))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
-            raise SpecModelError(f"{where} line {number}: {field} {excerpt(err.get('input'))}: {err['msg']}") from None
+    rows = validated_records(reader, Measurement, where)
     if not rows:
         raise SpecModelError(f"{where} has no rows")
     return rows

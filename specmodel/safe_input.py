@@ -6,15 +6,20 @@ the input and never echoes more than a short excerpt of it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
 from specmodel.errors import SpecModelError
 
 #: Largest configuration or table file read whole (bytes): far above any real one.
 MAX_TEXT_BYTES = 1 << 20
+
+
+_Record = TypeVar("_Record", bound=BaseModel)
 
 
 def excerpt(text: object, limit: int = 60) -> str:
@@ -81,3 +86,17 @@ def load_yaml_text(text: str, where: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         at = f" (line {mark.line + 1})" if mark is not None else ""
         raise SpecModelError(f"{where} is not valid YAML{at}: {excerpt(first, 120)}") from None
+
+
+def validated_records(records: Iterable[dict[str, Any]], record_type: type[_Record], where: str) -> list[_Record]:
+    """Each CSV record (numbered from line 2, after the header) validated as ``record_type``;
+    the first bad one is one line naming the line, the field, the value and what is wrong."""
+    rows = []
+    for number, record in enumerate(records, start=2):
+        try:
+            rows.append(record_type.model_validate(record))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise SpecModelError(f"{where} line {number}: {field} {excerpt(err.get('input'))}: {err['msg']}") from None
+    return rows
