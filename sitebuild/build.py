@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 
 from sitebuild import figures_data as data
+from sitebuild import figures_data_multigpu as data_multigpu
 from sitebuild import simulator, simulator_log, simulator_markup, tables, tables_engines
 from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.numbers import article_numbers
@@ -85,9 +86,35 @@ CLI_EXAMPLES = {
         "8192",
     ],
     "point-wrong-vocab": ["point", "--drafter", "llama-3.2-1b"],
-    "point-70b-tp4": "point --engine vllm --target llama-3-70b --tensor-parallel 4 --drafter eagle --gamma 3".split(),
-    "point-tree": "point --engine vllm --target llama-3.1-8b --drafter eagle --gamma 5 --tree-topk 4 --verify-tokens 8".split(),
-    "point-bad-tp": "point --tensor-parallel 3".split(),
+    "point-70b-tp4": [
+        "point",
+        "--engine",
+        "vllm",
+        "--target",
+        "llama-3-70b",
+        "--tensor-parallel",
+        "4",
+        "--drafter",
+        "eagle",
+        "--gamma",
+        "3",
+    ],
+    "point-tree": [
+        "point",
+        "--engine",
+        "vllm",
+        "--target",
+        "llama-3.1-8b",
+        "--drafter",
+        "eagle",
+        "--gamma",
+        "5",
+        "--tree-topk",
+        "4",
+        "--verify-tokens",
+        "8",
+    ],
+    "point-bad-tp": ["point", "--tensor-parallel", "3"],
     "point-vllm-eagle3": [
         "point",
         "--engine",
@@ -191,6 +218,9 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     files["tables/validation.md"] = (
         tables_engines.validation(data.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
     )
+    multigpu = data_multigpu.multigpu_validation(settings)
+    files["tables/multigpu-series.md"] = tables_engines.multigpu_series(multigpu) + "\n"
+    files["tables/multigpu-validation.md"] = tables_engines.multigpu_validation(multigpu) + "\n"
     what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"

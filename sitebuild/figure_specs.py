@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from sitebuild import figures as draw
 from sitebuild import figures_data as data
+from sitebuild import figures_data_multigpu as multi
 from sitebuild.paths import MEASUREMENTS
 from specmodel.measurements import load_measurements
 from specmodel.model.evaluate import evaluate
@@ -36,6 +37,11 @@ def _alpha_figure(settings: Settings) -> go.Figure:
         big: (0.95, float(evaluate(drafter=big, alpha=0.95, settings=settings).speedup)),
     }
     return draw.alpha_sweep(frame, breakeven, marks, settings.deployment)
+
+
+def _measured_figure(settings: Settings) -> go.Figure:
+    curves, points = multi.measured_ladders(settings)
+    return draw.panel_ladders(curves, settings.deployment, points)
 
 
 FIGURES: tuple[FigureSpec, ...] = (
@@ -147,5 +153,52 @@ FIGURES: tuple[FigureSpec, ...] = (
         "Same model pair, three cards: faster memory lifts plain decoding and speculation alike, more memory "
         "moves the open markers (does not fit) to the right. One slider sets the context of all three.",
         lambda s: draw.hardware_ladders(data.hardware_ladders(s), s.deployment),
+    ),
+    FigureSpec(
+        "beyond-70b",
+        "Llama-3-70B on four H100s: speedup against concurrency, model and measurements",
+        "Lines: the model (vLLM profile) with each series' acceptance fitted to its measured point at one sequence; "
+        "diamonds: the published measurements (those at 16, 64 and 128 sequences are left out of the fit). Open "
+        "markers do not fit on the four GPUs.",
+        _measured_figure,
+    ),
+    FigureSpec(
+        "beyond-mi300x",
+        "Llama-3-70B on four H100s, four MI300X and two MI300X side by side",
+        "The same model, drafters and workload (ShareGPT lengths, fitted acceptance) on three deployments: the "
+        "MI300X's memory holds the model on two GPUs, its mesh gives each GPU less all-reduce bandwidth in a group "
+        "of four. Open markers do not fit.",
+        lambda s: draw.panel_ladders(multi.card_ladders(s), s.deployment),
+    ),
+    FigureSpec(
+        "beyond-tree",
+        "Speedup against concurrency of a chain and two trees of guesses",
+        "Llama-3-70B on four H100s with an EAGLE head, five steps deep. The wide tree verifies 41 positions per "
+        "sequence: it wins by far at one sequence and loses once the batch has used up the spare arithmetic. Hover "
+        "for each shape's tokens per verify pass (an upper bound) and its arithmetic.",
+        lambda s: draw.tree_ladder(multi.tree_ladder(s)),
+    ),
+    FigureSpec(
+        "beyond-moe-weights",
+        "Weights one pass reads against the token positions in it, mixture of experts and dense",
+        "The dense model reads all its weights in every pass; the mixture of experts reads only the experts its "
+        "tokens are routed to, so a verify pass of five positions per sequence reads several times a plain "
+        "step's. Grey markers: plain steps and verify passes at 1 and 64 sequences.",
+        lambda s: draw.moe_weights(*multi.moe_weights(s)),
+    ),
+    FigureSpec(
+        "beyond-moe",
+        "Speedup against concurrency on a mixture of experts and on a dense model",
+        "Same drafters and acceptance on two GPUs: on the dense model speculation pays most at one sequence; on "
+        "the mixture of experts it pays least at low batch and peaks where the plain step already reads most of "
+        "the experts.",
+        lambda s: draw.panel_ladders(multi.moe_ladders(s), s.deployment),
+    ),
+    FigureSpec(
+        "validation-multigpu",
+        "Predicted against measured speedup on four H100s serving Llama-3-70B",
+        "Each series' acceptance is fitted at one sequence, so its batch-1 point (grey star) lies on the diagonal by "
+        "construction; the circles at 16, 64 and 128 sequences are predictions. Dotted lines are 15% off.",
+        lambda s: draw.multigpu_validation(multi.multigpu_validation(s)),
     ),
 )

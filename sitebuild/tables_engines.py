@@ -1,5 +1,5 @@
 """Markdown tables of the engines: their profiles with provenance, and every public
-measurement against the model."""
+measurement against the model (on one GPU, and on four with the acceptance fitted at batch 1)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 
+from sitebuild.theme import drafter_label
 from specmodel.model.engines import EngineProfile
 from specmodel.model.settings import Settings
 
@@ -59,4 +60,35 @@ def validation(data: pd.DataFrame) -> str:
             f"| {r.mean_acceptance_length:.2f} | {r.measured:.2f}x | {r.ideal:.2f}x ({100 * r.ideal_error:+.0f}%) "
             f"| {r.vllm:.2f}x ({100 * r.vllm_error:+.0f}%) |"
         )
+    return "\n".join(out)
+
+
+def multigpu_series(data: pd.DataFrame) -> str:
+    """Each four-GPU series with the mean acceptance length fitted at batch 1 under each
+    engine (:func:`sitebuild.figures_data_multigpu.multigpu_validation`)."""
+    fitted = data[data["fitted"]].pivot_table(
+        index=["dataset", "method"], columns="engine", values="mean_acceptance_length", sort=False
+    )
+    out = ["| dataset | drafter | γ | fitted acceptance length, ideal | fitted acceptance length, vLLM |",
+           "| --- | --- | ---: | ---: | ---: |"]  # fmt: skip
+    gamma = data.groupby(["dataset", "method"], sort=False)["gamma"].first()
+    for (dataset, method), row in fitted.iterrows():
+        out.append(f"| {dataset} | {drafter_label(method)} | {gamma[(dataset, method)]} "
+                   f"| {row['ideal']:.2f} | {row['vllm']:.2f} |")  # fmt: skip
+    return "\n".join(out)
+
+
+def multigpu_validation(data: pd.DataFrame) -> str:
+    """Every four-GPU measurement against the model under each engine; the batch-1 rows are
+    those each series' acceptance is fitted on."""
+    out = ["| # | dataset | drafter | batch | measured | ideal | vLLM |",
+           "| ---: | --- | --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    wide = data.pivot_table(index=["dataset", "method", "batch"], columns="engine", values="predicted", sort=False)
+    rows = data.groupby(["dataset", "method", "batch"], sort=False)
+    measured, fitted = rows["measured"].first(), rows["fitted"].first()
+    for i, ((dataset, method, batch), row) in enumerate(wide.iterrows(), start=1):
+        m, key = measured[(dataset, method, batch)], (dataset, method, batch)
+        cells = [f"{row[e]:.2f}x (fitted)" if fitted[key] else f"{row[e]:.2f}x ({100 * (row[e] / m - 1):+.0f}%)"
+                 for e in ("ideal", "vllm")]  # fmt: skip
+        out.append(f"| {i} | {dataset} | {drafter_label(method)} | {batch} | {m:.2f}x | {cells[0]} | {cells[1]} |")
     return "\n".join(out)

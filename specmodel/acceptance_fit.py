@@ -23,8 +23,9 @@ from specmodel.model.evaluate import evaluate
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
 
-#: Mean acceptance lengths searched, as fractions of the way from 1 to gamma + 1.
-_STEPS = np.linspace(0.0005, 0.9995, 2000)
+#: Mean acceptance lengths searched, as fractions of the way from 1 to gamma + 1 (200 points:
+#: the fitted lengths agree with 2,000 points to four decimals).
+_STEPS = np.linspace(0.0005, 0.9995, 200)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def group_series(rows: Iterable[Measurement]) -> list[tuple[Measurement, ...]]:
 
 def fit_mean_acceptance_length(row: Measurement, engine: str, settings: Settings) -> float:
     """The mean acceptance length M at which the model's speedup for ``row`` under ``engine``
-    equals the measured one: the first crossing of the speedup, sampled at 2,000 values of
+    equals the measured one: the first crossing of the speedup, sampled at 200 values of
     M between 1 and gamma + 1 and linearly interpolated
     (:func:`specmodel.model.breakeven.first_crossing`); NaN if none reaches it."""
     gamma = row.num_speculative_tokens

@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
-PAGES = ["", "hardware/", "validation/", "model/", "notebook/", "cli/"]
+PAGES = ["", "hardware/", "beyond/", "validation/", "model/", "notebook/", "cli/"]
 SCHEMES = {"light": "default", "dark": "slate"}  # prefers-color-scheme -> Material's scheme
 READY = "[data-simulator][data-state=ready]"
 BLOCKING = ("serious", "critical")

@@ -9,7 +9,8 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = {"": 10, "model/": 0, "notebook/": 1, "cli/": 0}  # path -> minimum number of figures
+#: path -> minimum number of figures
+PAGES = {"": 10, "beyond/": 5, "validation/": 2, "model/": 0, "notebook/": 1, "cli/": 0}
 ALL_RENDERED = "() => [...document.querySelectorAll('.specfig')].every(e => e.dataset.state === 'rendered')"
 
 

@@ -135,34 +135,8 @@ def hardware_ladders(data: pd.DataFrame, deployment: Deployment, default_context
     fig.update_yaxes(range=[0, float(data["speedup"].max()) * 1.08], ticksuffix="x")
     fig.update_yaxes(title_text="speedup over plain decoding", row=1, col=1)
     fig.update_layout(sliders=[slider(steps, contexts.index(default_context), "context (prompt tokens): ")])
-    _hardware_placement(fig, len(cards))
+    pl.side_by_side(fig, len(cards), slider=True)
     return fig
-
-
-def _hardware_placement(fig: go.Figure, panels: int) -> None:
-    """Wide: the legend over the panels' titles. Narrow: the panels one over the other, each
-    with its title, the speedup axis titled on the middle one, the legend under the slider."""
-    labels, grouped = pl.legend_entries(fig)
-    legend_px = pl.natural_legend_height(labels, pl.WIDE_PLOT, grouped)
-    height, top = fig.layout.height, legend_px + pl.GAP + pl.PANEL_TITLE
-    pl.apply(fig, pl.below(height, top, slider=True))
-    plot = height - top - fig.layout.margin.b
-    legend = {"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "bottom"}
-    fig.update_layout(legend={**legend, "y": round(1 + (pl.PANEL_TITLE + pl.GAP) / plot, 4)})
-
-    top, panel, gap = pl.NARROW_TOP + pl.PANEL_TITLE, 150, 60
-    narrow = pl.narrow_below(fig, slider=True, top=top, plot=panels * panel + (panels - 1) * gap)
-    middle = panels // 2
-    for i, domain in enumerate(pl.stacked_domains(panels, panels * panel + (panels - 1) * gap, gap)):
-        x, y = f"xaxis{i + 1 if i else ''}", f"yaxis{i + 1 if i else ''}"
-        narrow.update({f"{x}.domain": [0, 1], f"{y}.domain": domain, f"{y}.showticklabels": True})
-        narrow.update({f"annotations[{i}].x": 0.5, f"annotations[{i}].y": domain[1]})
-        if i < panels - 1:
-            narrow[f"{x}.title.text"] = ""
-        if i != middle:
-            narrow[f"{y}.title.text"] = ""
-    narrow[f"yaxis{middle + 1 if middle else ''}.title.text"] = "speedup over plain decoding"
-    pl.set_narrow(fig, narrow)
 
 
 def _map_traces(

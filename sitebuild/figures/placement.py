@@ -188,3 +188,31 @@ def stacked_domains(count: int, plot_px: float, gap_px: float) -> list[list[floa
         top = plot_px - i * (panel + gap_px)
         domains.append([round((top - panel) / plot_px, 4), round(top / plot_px, 4)])
     return domains
+
+
+def side_by_side(fig: go.Figure, panels: int, slider: bool = False, panel_px: int = 150, gap_px: int = 60) -> None:
+    """Subplots in one row, titled (their titles are the first ``panels`` annotations). Wide:
+    the legend over the panels' titles (and the slider, if any, under the plot). Narrow: the
+    panels one over the other, each with its title, the x axis titled on the last, the y axis
+    on the middle one (its title is the first panel's), the legend under the plot."""
+    labels, grouped = legend_entries(fig)
+    legend_px = natural_legend_height(labels, WIDE_PLOT, grouped)
+    height, top = fig.layout.height, legend_px + GAP + PANEL_TITLE
+    apply(fig, below(height, top, slider=slider))
+    plot = height - top - fig.layout.margin.b
+    legend = {"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "bottom"}
+    fig.update_layout(legend={**legend, "y": round(1 + (PANEL_TITLE + GAP) / plot, 4)})
+
+    total = panels * panel_px + (panels - 1) * gap_px
+    narrow = narrow_below(fig, slider=slider, top=NARROW_TOP + PANEL_TITLE, plot=total)
+    middle, y_title = panels // 2, fig.layout.yaxis.title.text
+    for i, domain in enumerate(stacked_domains(panels, total, gap_px)):
+        x, y = f"xaxis{i + 1 if i else ''}", f"yaxis{i + 1 if i else ''}"
+        narrow.update({f"{x}.domain": [0, 1], f"{y}.domain": domain, f"{y}.showticklabels": True})
+        narrow.update({f"annotations[{i}].x": 0.5, f"annotations[{i}].y": domain[1]})
+        if i < panels - 1:
+            narrow[f"{x}.title.text"] = ""
+        if i != middle:
+            narrow[f"{y}.title.text"] = ""
+    narrow[f"yaxis{middle + 1 if middle else ''}.title.text"] = y_title
+    set_narrow(fig, narrow)

@@ -8,7 +8,7 @@ with its ``text`` and fails the build on an unknown name.
 
 from __future__ import annotations
 
-from sitebuild.numbers import capacity, drafts, engines, gamma, lender, opening, pages
+from sitebuild.numbers import beyond, capacity, drafts, engines, gamma, lender, opening, pages
 from sitebuild.numbers.text import Number
 from specmodel.model.settings import Settings
 
@@ -18,10 +18,16 @@ SECTIONS = (
     drafts.numbers,
     drafts.head_numbers,
     capacity.numbers,
+    capacity.parallel_numbers,
     gamma.numbers,
     engines.numbers,
     pages.hardware_numbers,
     pages.literature_numbers,
+    beyond.measured_numbers,
+    beyond.card_numbers,
+    beyond.tree_numbers,
+    beyond.moe_numbers,
+    beyond.validation_numbers,
 )
 
 

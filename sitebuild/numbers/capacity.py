@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, first_where, gib, percent, plain
+from sitebuild.numbers.text import Number, first_where, gib, percent, plain, times
 from specmodel.model.memory import cards_needed
+from specmodel.model.scenario import TENSOR_PARALLEL
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_hardware
 
@@ -38,3 +39,26 @@ def numbers(settings: Settings) -> dict[str, Number]:
         "ladder_first_unfit_b": first_where(LADDER, ~np.asarray(one(settings, concurrency=LADDER).fits)),
         "max_b_eagle": plain(one(settings, drafter="eagle").max_concurrency, 0),
     }
+
+
+def parallel_numbers(settings: Settings) -> dict[str, Number]:
+    """The article's two large scenarios split over 1, 2, 4 or 8 GPUs (tensor parallelism):
+    the smallest group that holds each, the memory per GPU there (or on the largest group if
+    none does), and the speedup the model gives there (the article's ideal engine)."""
+    tps = np.array(TENSOR_PARALLEL)
+    n: dict[str, Number] = {}
+    for key, scenario in (("b1024", {"concurrency": 1024}), ("b64_t8192", {"concurrency": 64, "context": 8192})):
+        ev = one(settings, tensor_parallel=tps, **scenario)
+        plain_ev = one(settings, tensor_parallel=tps, drafter="ngram", **scenario)
+        eagle = one(settings, tensor_parallel=tps, drafter="eagle", **scenario)
+        at = int(np.argmax(ev.fits)) if ev.fits.any() else len(tps) - 1
+        n[f"tp_fit_{key}"] = first_where(tps, ev.fits)
+        n[f"tp_fit_plain_{key}"] = first_where(tps, plain_ev.fits)
+        n[f"tp_fit_eagle_{key}"] = first_where(tps, eagle.fits)
+        n[f"tp_at_{key}"] = plain(tps[at], 0)
+        n[f"hbm_{key}_tp"] = gib(ev.memory_required_bytes[at])
+        n[f"hbm_plain_{key}_tp"] = gib(plain_ev.memory_required_bytes[at])
+        n[f"speedup_{key}_tp"] = times(ev.speedup[at])
+        n[f"speedup_eagle_{key}_tp"] = times(eagle.speedup[at])
+        n[f"comm_{key}_tp"] = percent(ev.verify_communication_share[at])
+    return n

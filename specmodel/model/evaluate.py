@@ -273,11 +273,11 @@ def _pass_readouts(
         "plain_compute_time": passes.plain.compute_time(b),
         "plain_intensity": arithmetic_intensity(passes.plain.flops(b), passes.plain.bytes(b)),
         "draft_step_bytes": passes.draft.bytes(b),
-        "target_weight_bytes": np.full(b.shape, tgt.weight_bytes),
+        "target_weight_bytes": np.full(b.shape, tgt.resident_bytes),
         "target_weight_bytes_per_gpu": tgt.resident_bytes / verify.shards,
         "target_kv_bytes_per_token_per_gpu": tgt.kv_bytes_per_token * verify.kv_share,
         "draft_weight_bytes": dc.weight_bytes,
-        "draft_weight_fraction": dc.weight_bytes / tgt.weight_bytes,
+        "draft_weight_fraction": dc.weight_bytes / tgt.resident_bytes,
         "target_kv_bytes_per_token": np.full(b.shape, tgt.kv_bytes_per_token),
         "draft_kv_bytes_per_token": dc.kv_bytes_per_token,
     }
