@@ -88,39 +88,28 @@ def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: De
     return edge
 
 
+def _gamma_trace(data: pd.DataFrame, b: int, name: str, color: str, line: dict, size: int) -> go.Scatter:
+    """Speedup against gamma at ``b`` sequences, magenta where it loses."""
+    part = data[data["concurrency"] == b]
+    return go.Scatter(
+        x=part["gamma"], y=part["speedup"], mode="lines+markers", name=name, line={"color": color, **line},
+        marker={"size": size, "color": point_colors(part["speedup"], color)},
+        hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{sequences([b])[0]}</extra>",
+    )  # fmt: skip
+
+
 def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figure:
     """Speedup vs gamma at 1 and 32 sequences, plus a third curve chosen with a slider."""
     fig = th.base_figure(height=460)
     colors = {fixed[0]: th.ROLE_COLORS["draft"], fixed[1]: "#7c6bd6"}
     for b in fixed:
-        part = data[data["concurrency"] == b]
-        fig.add_trace(
-            go.Scatter(
-                x=part["gamma"],
-                y=part["speedup"],
-                mode="lines+markers",
-                name=sequences([b])[0],
-                line={"color": colors[b], "width": 2.5},
-                marker={"size": 9, "color": point_colors(part["speedup"], colors[b])},
-                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{sequences([b])[0]}</extra>",
-            )
-        )
+        fig.add_trace(_gamma_trace(data, b, sequences([b])[0], colors[b], {"width": 2.5}, 9))
     concurrencies = sorted(data["concurrency"].unique())
     first = len(fig.data)
     for b in concurrencies:
-        part = data[data["concurrency"] == b]
-        fig.add_trace(
-            go.Scatter(
-                x=part["gamma"],
-                y=part["speedup"],
-                mode="lines+markers",
-                name=f"chosen: {sequences([b])[0]}",
-                line={"color": th.NEUTRAL, "width": 2, "dash": "dash"},
-                marker={"size": 8, "color": point_colors(part["speedup"], th.NEUTRAL)},
-                hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{sequences([b])[0]}</extra>",
-                visible=bool(b == default),
-            )
-        )
+        chosen = f"chosen: {sequences([b])[0]}"
+        trace = _gamma_trace(data, b, chosen, th.NEUTRAL, {"width": 2, "dash": "dash"}, 8)
+        fig.add_trace(trace.update(visible=bool(b == default)))
     always = list(range(first)) + [len(fig.data)]
     th.reference_line(fig, 1.0, 1, int(data["gamma"].max()), at="right")
     groups = [[first + i] for i in range(len(concurrencies))]

@@ -26,46 +26,18 @@ def roofline(data: pd.DataFrame) -> go.Figure:
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4])
     fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
     b = data["concurrency"]
-    fig.add_trace(
-        go.Scatter(
-            x=b,
-            y=data["memory_time"] * 1e3,
-            name="memory time",
-            mode="lines",
-            line={"color": th.MEMORY, "width": 2.5},
-            hovertext=sequences(b),
-            hovertemplate="%{hovertext}: %{y:.2f} ms moving bytes<extra></extra>",
-        ),
-        row=1,
-        col=1,
+    # (column, scale, name, colour, hover text, row, extra style)
+    series = (
+        ("memory_time", 1e3, "memory time", th.MEMORY, "%{y:.2f} ms moving bytes", 1, {}),
+        ("compute_time", 1e3, "arithmetic time", th.COMPUTE, "%{y:.2f} ms of arithmetic", 1, {}),
+        ("idle", 100, "tensor cores idle", th.IDLE, "idle %{y:.0f}% of the pass", 2, {"fill": "tozeroy"}),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=b,
-            y=data["compute_time"] * 1e3,
-            name="arithmetic time",
-            mode="lines",
-            line={"color": th.COMPUTE, "width": 2.5},
-            hovertext=sequences(b),
-            hovertemplate="%{hovertext}: %{y:.2f} ms of arithmetic<extra></extra>",
-        ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=b,
-            y=data["idle"] * 100,
-            name="tensor cores idle",
-            mode="lines",
-            line={"color": th.IDLE, "width": 2.5},
-            fill="tozeroy",
-            hovertext=sequences(b),
-            hovertemplate="%{hovertext}: idle %{y:.0f}% of the pass<extra></extra>",
-        ),
-        row=2,
-        col=1,
-    )
+    for column, scale, name, color, hover, row, extra in series:
+        trace = go.Scatter(
+            x=b, y=data[column] * scale, name=name, mode="lines", line={"color": color, "width": 2.5},
+            hovertext=sequences(b), hovertemplate="%{hovertext}: " + hover + "<extra></extra>", **extra,
+        )  # fmt: skip
+        fig.add_trace(trace, row=row, col=1)
     ticks = th.log2_axis([2**i for i in range(11)])
     fig.update_xaxes(**ticks)
     fig.update_xaxes(title_text="concurrent sequences (gamma 4, context 2048)", row=2, col=1)
