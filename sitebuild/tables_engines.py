@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from sitebuild.theme import drafter_label
+from specmodel.formatting import percent
 from specmodel.model.engines import EngineProfile
 from specmodel.model.settings import Settings
 
@@ -17,6 +18,7 @@ CONSTANTS = (
     ("sequence_pass_s", "t_s", 1e6, "µs", "per sequence per target pass"),
     ("draft_model_pass", "t_m", 1e3, "ms", "fixed time per draft-model pass"),
     ("head_pass_s", "t_h", 1e3, "ms", "fixed time per draft-head step"),
+    ("fused_head_pass", "t_{h3}", 1e3, "ms", "fixed time per step of a fused-feature head (EAGLE-3)"),
     ("ngram_lookup_s", "t_n", 1e6, "µs", "n-gram lookup, per sequence per iteration"),
     ("iteration_s", "t_i", 1e3, "ms", "fixed time per speculative iteration"),
     ("overlap", "p", 1.0, "", "overlap exponent of memory and arithmetic"),
@@ -55,10 +57,11 @@ def validation(data: pd.DataFrame) -> str:
     for i, r in enumerate(data.itertuples(), start=1):
         source = r.source.split(" (")[0]
         link = f"[{source}]({r.url})" if r.url else source
+        ideal, vllm = (percent(e, signed=True) for e in (r.ideal_error, r.vllm_error))
         out.append(
             f"| {i} | {link} | `{r.method}` | {r.batch} | {r.gamma} | {r.prompt_tokens} / {r.output_tokens} "
-            f"| {r.mean_acceptance_length:.2f} | {r.measured:.2f}x | {r.ideal:.2f}x ({100 * r.ideal_error:+.0f}%) "
-            f"| {r.vllm:.2f}x ({100 * r.vllm_error:+.0f}%) |"
+            f"| {r.mean_acceptance_length:.2f} | {r.measured:.2f}x "
+            f"| {r.ideal:.2f}x ({ideal}) | {r.vllm:.2f}x ({vllm}) |"
         )
     return "\n".join(out)
 
@@ -88,7 +91,7 @@ def multigpu_validation(data: pd.DataFrame) -> str:
     measured, fitted = rows["measured"].first(), rows["fitted"].first()
     for i, ((dataset, method, batch), row) in enumerate(wide.iterrows(), start=1):
         m, key = measured[(dataset, method, batch)], (dataset, method, batch)
-        cells = [f"{row[e]:.2f}x (fitted)" if fitted[key] else f"{row[e]:.2f}x ({100 * (row[e] / m - 1):+.0f}%)"
+        cells = [f"{row[e]:.2f}x (fitted)" if fitted[key] else f"{row[e]:.2f}x ({percent(row[e] / m - 1, signed=True)})"
                  for e in ("ideal", "vllm")]  # fmt: skip
         out.append(f"| {i} | {dataset} | {drafter_label(method)} | {batch} | {m:.2f}x | {cells[0]} | {cells[1]} |")
     return "\n".join(out)

@@ -38,13 +38,13 @@ def times_distinct(value: float) -> str:
     return times(value)
 
 
-def percent(share: float, decimals: int = 0) -> str:
-    """A share (0..1) as ``26%``.
+def percent(share: float, decimals: int = 0, signed: bool = False) -> str:
+    """A share (0..1) as ``26%``; ``signed``: with its sign, as an error is (``+7%``).
 
-    >>> percent(0.2612), percent(0.0457, 1)
-    ('26%', '4.6%')
+    >>> percent(0.2612), percent(0.0457, 1), percent(0.07, signed=True), percent(-0.2, signed=True)
+    ('26%', '4.6%', '+7%', '-20%')
     """
-    return f"{100 * share:.{decimals}f}%"
+    return f"{100 * share:{'+' if signed else ''}.{decimals}f}%"
 
 
 def plain(value: float, decimals: int = 2, unit: str = "") -> str:

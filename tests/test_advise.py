@@ -102,11 +102,12 @@ def test_a_break_even_acceptance_is_where_the_alternative_just_beats_the_goal():
 
 
 def test_acceptance_too_low_for_any_drafter_turns_speculation_off():
-    # 1024 short prompts: the verify pass is compute-bound, so even free guesses cost time.
+    # 1024 short prompts: the verify pass is compute-bound, so even free guesses gain at most
+    # the sliver the per-sequence overhead they amortise gives back, below the advice's margin.
     for drafter in ("qwen3-0.6b", "ngram"):
         a = advise([0.05, 0.002], 1024, 128, deployment_from_drafter(drafter))
         assert (a.verdict, a.recommended_gamma) == ("off", 0)
-        assert max(a.speedup) < 1.0
+        assert max(a.speedup) < 1.0 + MIN_GAIN
         assert "no gamma" in a.reason
 
 

@@ -37,7 +37,7 @@ PARAMETERS = {
     "target_pass_s": (1e-3, 0.0, 5e-3),
     "sequence_pass_s": (1e-5, 0.0, 1e-3),
     "head_pass_s": (5e-4, 0.0, 5e-3),
-    "ngram_lookup_s": (5e-6, 0.0, 1e-3),
+    "fused_head_pass_s": (5e-4, 0.0, 5e-3),
     "iteration_s": (1e-4, 0.0, 5e-3),
     "overlap": (3.0, 1.0, 50.0),
     "compute_efficiency": (0.75, 0.05, 1.0),

@@ -28,18 +28,18 @@ def numbers(settings: Settings) -> dict[str, Number]:
         n[f"loss_from_b_{engine}"] = first_where(LADDER, curve.speedup < 1)
         n[f"speedup_b1_{engine}"] = at(times(curve.speedup[0]), engine=engine)
         n[f"speedup_b64_{engine}"] = at(times(curve.speedup[6]), engine=engine, concurrency=64)
-    issue = data[data["source"].str.contains("issue") & (data["method"] == "eagle3")]["vllm_error"]
-    n["vllm_eagle3_issue_rows"] = plain(len(issue), 0)
-    n["vllm_eagle3_issue_low"] = percent(float(issue.min()), 0)
-    n["vllm_eagle3_issue_high"] = percent(float(issue.max()), 0)
+    eagle3 = data["method"] == "eagle3"
+    issue = data[data["source"].str.contains("issue") & eagle3]["vllm_error"]
+    n["vllm_eagle3_issue_low"] = percent(float(issue.min()), 0, signed=True)
+    n["vllm_eagle3_issue_high"] = percent(float(issue.max()), 0, signed=True)
+    bench = data[~data["source"].str.contains("issue") & eagle3]["vllm_error"]
+    n["vllm_eagle3_bench_low"] = percent(float(bench.min()), 0, signed=True)
+    n["vllm_eagle3_bench_high"] = percent(float(bench.max()), 0, signed=True)
     within = np.abs(data["vllm_error"].to_numpy()) <= 0.15
     n["vllm_rows_within_15"] = plain(int(within.sum()), 0)
     p = settings.engines["vllm"]
-    n["vllm_target_pass_ms"] = plain(p.target_pass_s * 1e3)
-    n["vllm_sequence_pass_us"] = plain(p.sequence_pass_s * 1e6, 0)
     n["vllm_head_pass_ms"] = plain(p.head_pass_s * 1e3)
-    n["vllm_overlap"] = plain(p.overlap, 1)
-    n["vllm_compute_efficiency"] = plain(p.compute_efficiency or settings.constants.COMPUTE_EFFICIENCY)
+    n["vllm_fused_head_pass_ms"] = plain(p.fused_head_pass * 1e3)
     plain_step = 1.0 / float(one(settings, context=76, generated_tokens=210, target="llama-3.1-8b",
                                  drafter="eagle", engine="vllm").base_tokens_per_s)  # fmt: skip
     n["vllm_plain_step_ms"] = plain(plain_step * 1e3)

@@ -37,8 +37,8 @@ def times(value: Any, decimals: int = 2) -> Number:
     return Number(float(value), formatting.times(float(value), decimals))
 
 
-def percent(share: Any, decimals: int = 0) -> Number:
-    return Number(float(share), formatting.percent(float(share), decimals))
+def percent(share: Any, decimals: int = 0, signed: bool = False) -> Number:
+    return Number(float(share), formatting.percent(float(share), decimals, signed))
 
 
 def plain(value: Any, decimals: int = 2) -> Number:

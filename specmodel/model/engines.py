@@ -6,8 +6,9 @@ real engine (``vllm``) adds, with few constants each with a physical meaning:
 
 * a fixed time per forward pass (kernel launches, CPU scheduling, sampling), by kind of
   pass: the target's (plus a share per sequence in it), a draft model's, a draft head's
-  step; the CPU time of an n-gram lookup per sequence; and a fixed time per speculative
-  iteration;
+  step (and its own for a head that fuses features of several target layers, EAGLE-3,
+  whose step runs more kernels than its bytes say); the CPU time of an n-gram lookup per
+  sequence; and a fixed time per speculative iteration;
 * a smooth rule for memory and arithmetic in one pass, ``(t_mem^p + t_flop^p)^(1/p)``
   (:func:`combined_time`): the two overlap imperfectly, so a pass slows down as its
   arithmetic grows long before it is compute-bound (``p = inf`` is the roofline's max);
@@ -64,7 +65,8 @@ class EngineProfile(BaseModel):
     sequence_pass_s: float = Field(0.0, ge=0)  #: per sequence per target pass (CPU input preparation, sampling)
     draft_model_pass_s: float | None = Field(None, ge=0)  #: None: equal to target_pass_s
     head_pass_s: float = Field(ge=0)
-    ngram_lookup_s: float = Field(ge=0)
+    fused_head_pass_s: float | None = Field(None, ge=0)  #: None: equal to head_pass_s
+    ngram_lookup_s: float = Field(0.0, ge=0)
     iteration_s: float = Field(ge=0)
     overlap: float = Field(ge=1)
     compute_efficiency: float | None = Field(None, gt=0, le=1)
@@ -76,9 +78,17 @@ class EngineProfile(BaseModel):
         """Fixed time per draft-model pass (the target's when the profile gives none)."""
         return self.target_pass_s if self.draft_model_pass_s is None else self.draft_model_pass_s
 
-    def draft_pass_s(self, kind: str) -> float:
+    @property
+    def fused_head_pass(self) -> float:
+        """Fixed time per step of a head that fuses several target layers' features (EAGLE-3);
+        a head's when the profile gives none."""
+        return self.head_pass_s if self.fused_head_pass_s is None else self.fused_head_pass_s
+
+    def draft_pass_s(self, kind: str, fused: bool = False) -> float:
         """Fixed time per draft pass of a drafter of ``kind`` (``model``, ``head``; 0 for ``ngram``,
-        whose cost is the lookup's)."""
+        whose cost is the lookup's); ``fused``: a head with a fused projection (EAGLE-3)."""
+        if kind == "head" and fused:
+            return self.fused_head_pass
         return {"model": self.draft_model_pass, "head": self.head_pass_s, "ngram": 0.0}[kind]
 
 

@@ -34,7 +34,7 @@ from specmodel.model.scenario import Scenario, ScenarioGrid
 from specmodel.model.settings import Constants, Settings, current
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.timing import EngineTerms, Passes, Timing, cohort_timing, steady_timing
-from specmodel.model.types import FloatArray, IntArray
+from specmodel.model.types import BoolArray, FloatArray, IntArray
 from specmodel.model.validation import compact, factorize, map_names
 
 
@@ -159,10 +159,11 @@ def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tu
 
 
 def _engine_terms(
-    grid: ScenarioGrid, kind: FloatArray, settings: Settings
+    grid: ScenarioGrid, kind: FloatArray, fused: BoolArray, settings: Settings
 ) -> tuple[EngineTerms, FloatArray, FloatArray]:
     """The engine's constants for each scenario (flat), its compute efficiency (NaN: the
-    settings'), and its n-gram matched first-token acceptance (NaN: always drafts)."""
+    settings'), and its n-gram matched first-token acceptance (NaN: always drafts). ``fused``
+    is true where the drafter is a head with a fused projection (EAGLE-3)."""
     names, codes = factorize(grid.engine)
     index = codes.ravel()
     profiles = [settings.engine(str(n)) for n in names]
@@ -171,7 +172,8 @@ def _engine_terms(
         return np.asarray(values, dtype=float)[index]
 
     kinds = [str(k) for k in KINDS]
-    draft = np.array([[prof.draft_pass_s(k) for k in kinds] for prof in profiles])[index, kind.astype(int)]
+    plain_draft = np.array([[prof.draft_pass_s(k) for k in kinds] for prof in profiles])[index, kind.astype(int)]
+    draft = np.where(fused, column([prof.fused_head_pass for prof in profiles]), plain_draft)
     is_ngram = kind == KINDS.index("ngram")
     terms = EngineTerms(
         target_pass=column([prof.target_pass_s for prof in profiles]),
@@ -200,7 +202,7 @@ def _evaluate(
     small_u = compact(per_position)
     first = np.broadcast_to(small_u[..., 0], shape).ravel()
     generated = grid.generated_tokens
-    terms, efficiency, matched = _engine_terms(grid, dc.kind, settings)
+    terms, efficiency, matched = _engine_terms(grid, dc.kind, dc.iteration_weight_bytes > 0, settings)
     eta = np.where(np.isnan(efficiency), c.COMPUTE_EFFICIENCY, efficiency)
     match = np.where(np.isnan(matched), 1.0, ngram_match_rate(first, np.where(np.isnan(matched), 1.0, matched)))
     gpus, draft_gpus, topk, verified = (
