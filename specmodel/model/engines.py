@@ -84,11 +84,9 @@ class EngineProfile(BaseModel):
         a head's when the profile gives none."""
         return self.head_pass_s if self.fused_head_pass_s is None else self.fused_head_pass_s
 
-    def draft_pass_s(self, kind: str, fused: bool = False) -> float:
+    def draft_pass_s(self, kind: str) -> float:
         """Fixed time per draft pass of a drafter of ``kind`` (``model``, ``head``; 0 for ``ngram``,
-        whose cost is the lookup's); ``fused``: a head with a fused projection (EAGLE-3)."""
-        if kind == "head" and fused:
-            return self.fused_head_pass
+        whose cost is the lookup's); a fused head's is :attr:`fused_head_pass`."""
         return {"model": self.draft_model_pass, "head": self.head_pass_s, "ngram": 0.0}[kind]
 
 

@@ -172,8 +172,8 @@ def _engine_terms(
         return np.asarray(values, dtype=float)[index]
 
     kinds = [str(k) for k in KINDS]
-    plain_draft = np.array([[prof.draft_pass_s(k) for k in kinds] for prof in profiles])[index, kind.astype(int)]
-    draft = np.where(fused, column([prof.fused_head_pass for prof in profiles]), plain_draft)
+    by_kind = np.array([[prof.draft_pass_s(k) for k in kinds] for prof in profiles])[index, kind.astype(int)]
+    draft = np.where(fused, column([prof.fused_head_pass for prof in profiles]), by_kind)
     is_ngram = kind == KINDS.index("ngram")
     terms = EngineTerms(
         target_pass=column([prof.target_pass_s for prof in profiles]),
