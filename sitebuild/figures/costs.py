@@ -94,34 +94,25 @@ def memory_footprint(data: pd.DataFrame) -> go.Figure:
     )
     fig.update_layout(template=th.TEMPLATE, height=380, autosize=True, showlegend=False)
     colors = [th.NEUTRAL, th.ROLE_COLORS["draft"], th.ROLE_COLORS["big_draft"]]
-    fig.add_trace(
-        go.Bar(
-            x=data["model"],
-            y=data["weights_gib"],
-            marker_color=colors,
-            text=data["weights_gib"].map("{:.2f}".format),
-            textposition="outside",
-            cliponaxis=False,
-            hovertemplate="%{x}: %{y:.2f} GiB of weights<extra></extra>",
-        ),
-        row=1,
-        col=1,
+    panels = (
+        ("weights_gib", "{:.2f}", ".2f", "GiB of weights"),
+        ("kv_kib_per_token", "{:.0f}", ".0f", "KiB of cache per token"),
     )
-    fig.add_trace(
-        go.Bar(
-            x=data["model"],
-            y=data["kv_kib_per_token"],
-            marker_color=colors,
-            text=data["kv_kib_per_token"].map("{:.0f}".format),
-            textposition="outside",
-            cliponaxis=False,
-            hovertemplate="%{x}: %{y:.0f} KiB of cache per token<extra></extra>",
-        ),
-        row=1,
-        col=2,
-    )
-    fig.update_yaxes(range=[0, float(data["weights_gib"].max()) * 1.2], row=1, col=1)
-    fig.update_yaxes(range=[0, float(data["kv_kib_per_token"].max()) * 1.2], row=1, col=2)
+    for col, (column, label, hover, unit) in enumerate(panels, start=1):
+        fig.add_trace(
+            go.Bar(
+                x=data["model"],
+                y=data[column],
+                marker_color=colors,
+                text=data[column].map(label.format),
+                textposition="outside",
+                cliponaxis=False,
+                hovertemplate=f"%{{x}}: %{{y:{hover}}} {unit}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_yaxes(range=[0, float(data[column].max()) * 1.2], row=1, col=col)
     fig.update_xaxes(tickangle=0, tickfont_size=12)  # the models' names stay level in a 600 px figure
     # Narrow: the panels one over the other, each with its title over it.
     height, top, bottom = 560, 36, 56

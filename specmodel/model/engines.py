@@ -22,15 +22,13 @@ The constants of ``vllm`` are fitted by least squares to public measurements
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from specmodel.errors import SpecModelError
+from specmodel.model.specs import load_catalog, lookup
 from specmodel.model.types import Numeric
 
 #: How B sequences run: a cohort that starts together and drains, or a steady batch.
@@ -93,19 +91,12 @@ class EngineProfile(BaseModel):
 @cache
 def engine_catalog() -> dict[str, EngineProfile]:
     """Every engine profile in ``data/engines.toml``, by key."""
-    text = resources.files("specmodel.data").joinpath("engines.toml").read_text(encoding="utf-8")
-    try:
-        return {k: EngineProfile(key=k, **v) for k, v in tomllib.loads(text).items()}
-    except ValidationError as exc:
-        raise SpecModelError(f"data/engines.toml is invalid: {exc}") from exc
+    return load_catalog("engines.toml", EngineProfile)
 
 
 def get_engine(key: str) -> EngineProfile:
     """The engine profile called ``key``; an unknown name lists the known ones."""
-    catalog = engine_catalog()
-    if not isinstance(key, str) or key not in catalog:
-        raise SpecModelError(f"unknown engine {key!r}; allowed: {', '.join(catalog)}")
-    return catalog[key]
+    return lookup(engine_catalog(), key, "engine")
 
 
 def combined_time(memory_seconds: Numeric, compute_seconds: Numeric, overlap: Numeric) -> Numeric:

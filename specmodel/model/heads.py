@@ -14,15 +14,12 @@ step, which is why a reduced draft vocabulary matters.
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
-from importlib import resources
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from specmodel.errors import SpecModelError
 from specmodel.model import architecture as arch_
-from specmodel.model.specs import Architecture
+from specmodel.model.specs import Architecture, load_catalog
 
 
 class Head(BaseModel):
@@ -48,11 +45,7 @@ class Head(BaseModel):
 @cache
 def head_catalog() -> dict[str, Head]:
     """All draft heads in ``data/heads.toml``, by key."""
-    text = resources.files("specmodel.data").joinpath("heads.toml").read_text(encoding="utf-8")
-    try:
-        return {k: Head(key=k, **v) for k, v in tomllib.loads(text).items()}
-    except ValidationError as exc:
-        raise SpecModelError(f"data/heads.toml is invalid: {exc}") from exc
+    return load_catalog("heads.toml", Head)
 
 
 def draft_vocabulary(head: Head, target: Architecture) -> int:

@@ -212,30 +212,21 @@ class Architecture(BaseModel):
         return DTYPE_BYTES[self.torch_dtype]
 
 
-def _read(filename: str) -> dict:
+_R = TypeVar("_R", bound=BaseModel)
+
+
+def load_catalog(filename: str, record: type[_R]) -> dict[str, _R]:
+    """Every record of ``data/<filename>`` (a TOML table per key), validated as ``record``;
+    a broken data file is a packaging error, reported as one SpecModelError."""
     text = resources.files("specmodel.data").joinpath(filename).read_text(encoding="utf-8")
-    return tomllib.loads(text)
-
-
-@cache
-def hardware_catalog() -> dict[str, Hardware]:
-    """All accelerators in ``data/hardware.toml``, by key."""
     try:
-        return {k: Hardware(key=k, **v) for k, v in _read("hardware.toml").items()}
-    except ValidationError as exc:  # a broken data file is a packaging error
-        raise SpecModelError(f"data/hardware.toml is invalid: {exc}") from exc
-
-
-@cache
-def architecture_catalog() -> dict[str, Architecture]:
-    """All model architectures in ``data/models.toml``, by key."""
-    try:
-        return {k: Architecture(key=k, **v) for k, v in _read("models.toml").items()}
+        return {k: record(key=k, **v) for k, v in tomllib.loads(text).items()}
     except ValidationError as exc:
-        raise SpecModelError(f"data/models.toml is invalid: {exc}") from exc
+        raise SpecModelError(f"data/{filename} is invalid: {exc}") from exc
 
 
-def _lookup(catalog: dict[str, _T], key: str, what: str) -> _T:
+def lookup(catalog: dict[str, _T], key: str, what: str) -> _T:
+    """``catalog[key]``; an unknown key (or one of the wrong type) lists the known ones."""
     try:
         return catalog[key]
     except (KeyError, TypeError):
@@ -243,11 +234,23 @@ def _lookup(catalog: dict[str, _T], key: str, what: str) -> _T:
         raise SpecModelError(f"unknown {what} {key!r}; allowed: {allowed}") from None
 
 
+@cache
+def hardware_catalog() -> dict[str, Hardware]:
+    """All accelerators in ``data/hardware.toml``, by key."""
+    return load_catalog("hardware.toml", Hardware)
+
+
+@cache
+def architecture_catalog() -> dict[str, Architecture]:
+    """All model architectures in ``data/models.toml``, by key."""
+    return load_catalog("models.toml", Architecture)
+
+
 def get_hardware(key: str) -> Hardware:
     """The accelerator called ``key`` (e.g. ``"h100-sxm"``)."""
-    return _lookup(hardware_catalog(), key, "hardware")
+    return lookup(hardware_catalog(), key, "hardware")
 
 
 def get_architecture(key: str) -> Architecture:
     """The model architecture called ``key`` (e.g. ``"qwen3-8b"``)."""
-    return _lookup(architecture_catalog(), key, "model")
+    return lookup(architecture_catalog(), key, "model")
