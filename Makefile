@@ -19,12 +19,12 @@ export VIRTUAL_ENV := $(CURDIR)/$(VENV)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install chromium test lint serve site figures readme fit bench clean
+.PHONY: install chromium test lint serve site figures readme fit bench clean lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@test -n "$(HOST_PYTHON)" || { echo "$(PYTHON) not found: install Python 3.11+" >&2; exit 1; }
 	test -x $(BIN)/python || env -u VIRTUAL_ENV $(HOST_PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -70,3 +70,10 @@ bench: install chromium
 
 clean:
 	rm -rf site docs/generated .pytest_cache
+
+# Pin every package at the versions a fresh install resolves today (constraints.txt).
+lock:
+	rm -rf .venv-lock && env -u VIRTUAL_ENV $(HOST_PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet -e '.[dev]'
+	{ sed -n '1,3p' constraints.txt; .venv-lock/bin/python -m pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt && rm -rf .venv-lock

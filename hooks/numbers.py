@@ -3,6 +3,8 @@
 In every Markdown page:
 
 * ``{{ name }}`` becomes the text of number ``name`` in docs/generated/numbers.json;
+* ``{{ claim:name }}`` becomes the wording the build chose for claim ``name``
+  (docs/generated/claims.json), with its numbers in place;
 * ``{{ figure:id }}`` becomes the figure fragment docs/generated/figures/<id>.html;
 * ``{{ table:name }}`` becomes the table docs/generated/tables/<name>.md;
 * ``{{ output:name }}`` becomes the command output docs/generated/outputs/<name>.txt;
@@ -14,13 +16,15 @@ what was wrong and what exists. build_figures.py writes the generated folder.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output|html):)?([A-Za-z0-9_\-]+)\s*\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output|html|claim):)?([A-Za-z0-9_\-]+)\s*\}\}")
+SLOT = re.compile(r"\{([a-z0-9_]+)\}")
 KINDS = {
     "figure": ("figures", ".html"),
     "table": ("tables", ".md"),
@@ -37,6 +41,10 @@ def on_config(config, **kwargs):
         raise PluginError(f"{numbers} is missing: run `python build_figures.py` before `mkdocs build`")
     _state["generated"] = generated
     _state["numbers"] = json.loads(numbers.read_text(encoding="utf-8"))
+    claims = generated / "claims.json"
+    if not claims.is_file():
+        raise PluginError(f"{claims} is missing: run `python build_figures.py` before `mkdocs build`")
+    _state["claims"] = json.loads(claims.read_text(encoding="utf-8"))
     return config
 
 
@@ -56,14 +64,35 @@ CAPTION = re.compile(r"<figcaption>(.*?)</figcaption>", re.S)
 SETTING = re.compile(r'<figure class="specfig-figure"[^>]*data-simulator-setting="([^"]*)"')
 
 
+def _render(entry: dict, linked: bool) -> str:
+    """A number as the page prints it: linked to the simulator at its setting on the
+    simulator's page (with the readout it shows there, for the browser tests), marked as a
+    quotation if it is quoted from a paper, else its text."""
+    if entry.get("quoted"):
+        title = html.escape(f"Quoted from {entry['quoted']}", quote=True)
+        return f'<span class="quoted" title="{title}">{entry["text"]}</span>'
+    if linked and entry.get("link") is not None:
+        expect = f'{{: data-readout-expected="{entry["readout"]}" }}' if entry.get("readout") else ""
+        return f'[{entry["text"]}](?{entry["link"]}#simulator "Open this setting in the simulator"){expect}'
+    return entry["text"]
+
+
 def _number(name: str, where: str, linked: bool) -> str:
     try:
         entry = _state["numbers"][name]
     except KeyError:
         raise PluginError(f"{where}: unknown number {{{{ {name} }}}}; see docs/generated/numbers.json") from None
-    if linked and entry.get("link") is not None:
-        return f'[{entry["text"]}](?{entry["link"]}#simulator "Open this setting in the simulator")'
-    return entry["text"]
+    return _render(entry, linked)
+
+
+def _claim(name: str, where: str, linked: bool) -> str:
+    """The wording chosen for claim ``name``, with each of its values rendered like a number."""
+    try:
+        entry = _state["claims"][name]
+    except KeyError:
+        known = ", ".join(sorted(_state["claims"]))
+        raise PluginError(f"{where}: unknown claim {name!r}; known: {known}") from None
+    return SLOT.sub(lambda m: _render(entry["values"][m.group(1)], linked), entry["wording"])
 
 
 def _numbered_figure(fragment: str, number: int, linked: bool) -> str:
@@ -87,6 +116,8 @@ def on_page_markdown(markdown, page, **kwargs):
         kind, name = match.group(1), match.group(2)
         if kind == "figure":
             return _numbered_figure(_fragment(kind, name, where), next(figures), linked)
+        if kind == "claim":
+            return _claim(name, where, linked)
         if kind:
             return _fragment(kind, name, where)
         return _number(name, where, linked)

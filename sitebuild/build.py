@@ -18,11 +18,12 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
+from sitebuild import deployment, simulator, simulator_log, simulator_markup, tables, tables_engines
 from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as data_multigpu
-from sitebuild import simulator, simulator_log, simulator_markup, tables, tables_engines
+from sitebuild.claims import article_claims
 from sitebuild.figure_specs import FIGURES, FigureSpec
-from sitebuild.numbers import article_numbers
+from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, write_tree
 from sitebuild.paths import MEASUREMENTS, ROOT
 from specmodel.errors import SpecModelError
@@ -189,18 +190,33 @@ def command_output(argv: list[str]) -> str:
     return buffer.getvalue().rstrip() + "\n"
 
 
+def number_entry(number: Number) -> dict[str, object]:
+    """A number as numbers.json and claims.json hold it: value (None for a name), text, and
+    where present its simulator link, the readout that shows it there, and its quoted source."""
+    extra = {"link": number.link, "readout": number.readout, "quoted": number.quoted}
+    value = None if math.isnan(number.value) else number.value
+    return {"value": value, "text": number.text, **{k: v for k, v in extra.items() if v is not None}}
+
+
 def numbers_json(settings: Settings) -> str:
-    numbers = article_numbers(settings)
-    values = {
-        k: {"value": None if math.isnan(v.value) else v.value, "text": v.text, **({"link": v.link} if v.link else {})}
-        for k, v in numbers.items()
-    }
+    values = {k: number_entry(v) for k, v in article_numbers(settings).items()}
     return json.dumps(values, indent=1, sort_keys=True, allow_nan=False)
+
+
+def claims_json(settings: Settings) -> str:
+    """Every claim of the prose: the outcome the model gives, the wording chosen for it and
+    its values (:mod:`sitebuild.claims`)."""
+    said = {
+        name: {"outcome": c.outcome, "wording": c.wording, "values": {k: number_entry(v) for k, v in c.values.items()}}
+        for name, c in article_claims(settings).items()
+    }
+    return json.dumps(said, indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False)
 
 
 def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[str, str | bytes]:
     """Relative path -> content (text, or bytes for binary data) of every generated file,
     for the deployment and constants of ``settings``."""
+    settings = deployment.resolved(settings)
     links = simulator_settings(settings)
     files: dict[str, str | bytes] = {
         f"figures/{spec.id}.html": figure_fragment(spec, spec.make(settings), links.get(spec.id)) for spec in FIGURES
@@ -224,6 +240,7 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"
+    files["claims.json"] = claims_json(settings) + "\n"
     files["outputs/engine-log-b64.txt"] = simulator_log.log_line(settings, Scenario(concurrency=64)) + "\n"
     sim = simulator.simulator_data(simulator.evaluate_grid(settings))
     files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"

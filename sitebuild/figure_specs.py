@@ -12,6 +12,8 @@ import plotly.graph_objects as go
 from sitebuild import figures as draw
 from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as multi
+from sitebuild import figures_data_time as time_data
+from sitebuild.figures import time as draw_time
 from sitebuild.paths import MEASUREMENTS
 from specmodel.measurements import load_measurements
 from specmodel.model.evaluate import evaluate
@@ -48,51 +50,65 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(
         "ladder",
         "Speedup against concurrency for each drafter",
-        "The ladder: follow each drafter's speedup as concurrent sequences rise; magenta points are "
-        "slower than plain decoding, open markers do not fit on one card. Drag the slider to change the "
-        "context.",
+        "The ladder: each drafter's speedup as concurrent sequences rise. Magenta points are more than 3% slower "
+        "than plain decoding, grey ones within 3% of it; open markers do not fit in memory. The slider sets the "
+        "prompt length.",
         lambda s: draw.ladder(data.ladder(s), s.deployment),
+    ),
+    FigureSpec(
+        "breakdown",
+        "Time per generated token split into its parts, plain decoding against speculation, at every concurrency",
+        "Two bars per rung, plain decoding and speculation, each part a share of the plain step's time per token: "
+        "a speculative bar above the dashed line is slower than plain decoding. The menu switches drafter and "
+        "prompt length.",
+        lambda s: draw_time.time_breakdown(time_data.time_breakdown(s)),
+    ),
+    FigureSpec(
+        "latency",
+        "Tokens per second for each user against tokens per second in all, plain decoding and each drafter",
+        "One point per concurrency, from one sequence (top left) to 1,024; open points do not fit. Along a "
+        "target line, the curve that reaches furthest right serves the most tokens per second at that rate per user.",
+        lambda s: draw_time.latency_throughput(*time_data.latency_throughput(s), s.deployment),
     ),
     FigureSpec(
         "roofline",
         "Verify-pass memory time, arithmetic time and idle share",
-        "Memory time barely moves until the caches dominate, arithmetic time grows with every sequence: "
-        "the gap between them is the idle arithmetic speculation borrows.",
+        "The verify pass's memory time and arithmetic time at each concurrency (top) and the share of it the "
+        "tensor cores sit idle (bottom): the gap between the two lines is the arithmetic speculation borrows.",
         lambda s: draw.roofline(data.roofline(s)),
     ),
     FigureSpec(
         "arithmetic",
         "Arithmetic per output token against gamma",
-        "The bill: dots are the model's own FLOP counts, dotted lines Theorem 3.11; only the n-gram drafter "
-        "with i.i.d. acceptance sits on the paper's c = 0 line.",
+        "The bill: dots are the model's own FLOP counts per output token, dotted lines Theorem 3.11; compare each "
+        "set of dots with the line of the same colour.",
         lambda s: draw.arithmetic_bill(data.arithmetic_bill(s), s.deployment),
     ),
     FigureSpec(
         "alpha",
         "Speedup against acceptance rate for the two draft models",
-        "Look at the diamonds: the larger draft at a fantasy alpha of 0.95 still falls short of the smaller "
-        "draft at 0.75. Dotted lines mark each draft's break-even alpha.",
+        "Speedup at one sequence against α for the two draft models. The diamonds mark the larger draft at "
+        "α = 0.95 and the smaller at 0.75, the pair section 4 compares; dotted lines mark each draft's break-even "
+        "α.",
         _alpha_figure,
     ),
     FigureSpec(
         "memory",
         "Weights and KV cache per token of the three models",
-        "The drafts' weights are small; their caches are not: each draft token re-reads most of a target's "
-        "worth of cache.",
+        "Weights and KV cache per token of the target and the two draft models, side by side.",
         lambda s: draw.memory_footprint(data.memory_footprint(s)),
     ),
     FigureSpec(
         "context",
         "Speedup and draft share against context at 64 sequences",
-        "At 64 sequences, longer prompts hand the wall clock to the drafter; the n-gram drafter has no cache "
-        "to read and keeps its lead. Open markers: 64 sequences at that context do not fit on one card.",
+        "Speedup (top) and the share of the wall clock spent drafting (bottom) against prompt length at 64 "
+        "sequences. Open markers: 64 sequences at that prompt length do not fit in memory.",
         lambda s: draw.context_sweep(data.context_sweep(s, 64), 64, s.deployment),
     ),
     FigureSpec(
         "gamma",
         "Speedup against gamma at 1 and 32 sequences",
-        "One sequence peaks at three or four draft tokens; 32 sequences peak earlier and fall below 1x. "
-        "The slider adds a third concurrency.",
+        "Speedup against γ at one and at 32 sequences, each with its peak; the slider adds a third concurrency.",
         lambda s: draw.gamma_sweep(data.gamma_sweep(s)),
     ),
     FigureSpec(
@@ -105,8 +121,8 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(
         "per-position",
         "Per-position acceptance, falling against same",
-        "Under the falling profile the fourth guess reaches the output in about one iteration in eight; "
-        "the i.i.d. assumption flatters every position after the first.",
+        "The share of iterations in which each guess reaches the output, under the falling profile and with "
+        "the same acceptance at every position (the i.i.d. assumption).",
         lambda s: draw.per_position(data.per_position(s)),
     ),
     FigureSpec(
@@ -120,23 +136,23 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(
         "breakeven",
         "Break-even map over concurrency and context",
-        "Teal cells win, magenta cells lose; the line is the 1.0x contour and each cell shows the best "
-        "gamma (off: no gamma wins); boxed cells do not fit on one card. Switch drafters with the buttons.",
+        "Each cell is the speedup at the best γ, written in the cell (off: no γ gains more than 3%): teal cells "
+        "gain, magenta cells lose, grey ones are within 3% of even; the line is the 1.0x contour and boxed cells "
+        "do not fit in memory. The buttons switch drafters.",
         lambda s: draw.breakeven_map(data.breakeven_map(s), s.deployment),
     ),
     FigureSpec(
         "heads",
         "Weights one draft step reads, LM head against the rest",
-        "Orange is the output head: a head that scores the target's whole vocabulary reads more per step "
-        "than a small draft model; a 32k draft vocabulary removes most of it.",
+        "Weights one draft step reads at one sequence, by drafter: orange is the output head it scores tokens "
+        "with, the rest its own layers.",
         lambda s: draw.head_costs(data.head_costs(s)),
     ),
     FigureSpec(
         "engines",
         "Speedup against concurrency under the ideal model and the vLLM profile",
         "Dashed: the article's ideal roofline; solid: the same scenario under the engine profile fitted to "
-        "measurements of vLLM, with continuous batching keeping the batch full. The fixed costs of a real engine "
-        "take part of the gain at one sequence, and the draft model stops paying at a smaller batch.",
+        "measurements of vLLM, with continuous batching keeping the batch full.",
         lambda s: draw.engine_ladder(data.engine_ladder(s), s.deployment),
     ),
     FigureSpec(
@@ -150,8 +166,8 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(
         "hardware",
         "The ladder on H100, H200 and B200 side by side",
-        "Same model pair, three cards: faster memory lifts plain decoding and speculation alike, more memory "
-        "moves the open markers (does not fit) to the right. One slider sets the context of all three.",
+        "The same model pair on three cards; open markers do not fit in memory. One slider sets the prompt "
+        "length of all three.",
         lambda s: draw.hardware_ladders(data.hardware_ladders(s), s.deployment),
     ),
     FigureSpec(
@@ -173,25 +189,24 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(
         "beyond-tree",
         "Speedup against concurrency of a chain and two trees of guesses",
-        "Llama-3-70B on four H100s with an EAGLE head, five steps deep. The wide tree verifies 41 positions per "
-        "sequence: it wins by far at one sequence and loses once the batch has used up the spare arithmetic. Hover "
-        "for each shape's tokens per verify pass (an upper bound) and its arithmetic.",
+        "Llama-3-70B on four H100s with an EAGLE head, five steps deep: a chain, SGLang's default tree and a wide "
+        "tree that verifies 41 positions per sequence. Hover for each shape's tokens per verify pass (an upper "
+        "bound) and its arithmetic.",
         lambda s: draw.tree_ladder(multi.tree_ladder(s)),
     ),
     FigureSpec(
         "beyond-moe-weights",
         "Weights one pass reads against the token positions in it, mixture of experts and dense",
         "The dense model reads all its weights in every pass; the mixture of experts reads only the experts its "
-        "tokens are routed to, so a verify pass of five positions per sequence reads several times a plain "
-        "step's. Grey markers: plain steps and verify passes at 1 and 64 sequences.",
+        "tokens are routed to, more of them the more tokens a pass holds. Grey markers: plain steps and verify "
+        "passes at 1 and 64 sequences.",
         lambda s: draw.moe_weights(*multi.moe_weights(s)),
     ),
     FigureSpec(
         "beyond-moe",
         "Speedup against concurrency on a mixture of experts and on a dense model",
-        "Same drafters and acceptance on two GPUs: on the dense model speculation pays most at one sequence; on "
-        "the mixture of experts it pays least at low batch and peaks where the plain step already reads most of "
-        "the experts.",
+        "The same drafters and acceptance on two GPUs, a mixture of experts beside a dense model of similar "
+        "size; the page's text reads the two shapes.",
         lambda s: draw.panel_ladders(multi.moe_ladders(s), s.deployment),
     ),
     FigureSpec(

@@ -53,9 +53,9 @@ _READOUT_AXES: dict[str, tuple[str, ...]] = {
     "draft_share": ALL,
     "arithmetic_ratio": ("context", "gamma", "drafter", "acceptance", "alpha", "engine"),
     "verify_idle": ("concurrency", "context", "gamma", "engine"),
-    "verify_gib": ("concurrency", "context"),
+    "verify_gib": ("concurrency", "context", "gamma"),  # gamma: a mixture of experts reads more experts
     "verify_tflop": ("concurrency", "context", "gamma"),
-    "verify_memory_ms": ("concurrency", "context"),
+    "verify_memory_ms": ("concurrency", "context", "gamma"),
     "verify_compute_ms": ("concurrency", "context", "gamma", "engine"),
     "hbm_required_gib": ("concurrency", "context", "drafter"),
     "max_concurrency": ("context", "drafter"),
@@ -64,7 +64,7 @@ _READOUT_AXES: dict[str, tuple[str, ...]] = {
 
 READOUT_AXES = {key: _engine_first(axes) for key, axes in _READOUT_AXES.items()}
 
-#: Whether the scenario fits on one card: the axes it depends on.
+#: Whether the scenario fits in memory: the axes it depends on.
 FITS_AXES = ("concurrency", "context", "drafter")
 
 #: Axes of vLLM's acceptance figures in the log: an n-gram lookup under a real engine drafts
@@ -240,6 +240,7 @@ def simulator_data(grid: Grid) -> SimulatorData:
         "colors": {
             "drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
             "loss": theme.LOSS,
+            "even": theme.NEUTRAL,
         },
         "ladder": ladder_scale(readouts["speedup"], ev.speedup, store),
         "verdicts": {"keys": list(VERDICT_KEYS), "text": dict(formatting.VERDICTS)},
@@ -323,13 +324,13 @@ def _reduce_positions(values: np.ndarray) -> np.ndarray:
     return values[index]
 
 
-#: What the page says of a scenario that fits on one card, and of one that does not.
-FITS_TEXT = {True: "yes", False: "no: needs more than one card"}
-#: What the headline adds for a scenario that does not fit on one card.
-UNFIT_HEADLINE = "but it does not fit on one card: this scenario needs more than one"
+#: What the page says of a scenario that fits in memory, and of one that does not.
+FITS_TEXT = {True: "yes", False: "no: needs more memory than the GPUs have"}
+#: What the headline adds for a scenario that does not fit in memory.
+UNFIT_HEADLINE = "but it does not fit in memory: this scenario needs more GPUs"
 #: A ladder rung's tooltip and accessible name; simulator.js fills in the same fields.
 RUNG_TITLE = "{sequences}: {speedup}, {verdict}{fit}"
-RUNG_UNFIT = "; does not fit on one card"
+RUNG_UNFIT = "; does not fit in memory"
 
 
 def rung_title(concurrency: int, speedup_text: str, verdict: str, fits: bool) -> str:

@@ -47,7 +47,7 @@ CONTROL_KINDS = {
     "alpha": "range",
     "engine": "radio",
 }
-MEMORY_GROUP = "Memory on one card"
+MEMORY_GROUP = "Memory per GPU"
 READOUT_GROUPS = (
     (
         "Throughput",
@@ -132,7 +132,7 @@ def _rungs(settings: Settings, sim: SimulatorData, drafter: str, current: int) -
                 "bottom": f"{bottom[units] / 10:.1f}",
                 "height": f"{height[units] / 10:.1f}",
                 "top": f"{top[units] / 10:.1f}",
-                "color": theme.LOSS if loss else color,
+                "color": theme.LOSS if loss else theme.NEUTRAL if VERDICT_KEYS[verdicts[units]] == "even" else color,
                 "text": text,
                 "label": f"{int(b):,}",
             }
@@ -145,7 +145,7 @@ def _groups(text: dict[str, str]) -> list[dict[str, Any]]:
     for title, keys in READOUT_GROUPS:
         rows = [{"label": BY_KEY[k].label, "key": k, "text": text[k]} for k in keys]
         if title == MEMORY_GROUP:
-            rows.append({"label": "Fits on one card", "key": None, "text": text["fits"]})
+            rows.append({"label": "Fits in memory", "key": None, "text": text["fits"]})
         groups.append({"title": title, "rows": rows})
     return groups
 

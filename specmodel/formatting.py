@@ -90,22 +90,30 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     return f"{count:,} {word}"
 
 
+#: A speedup within this share of 1x is called even: the model's calibration tolerance for
+#: speedups (3 %, the relative tolerance of the article's speedups in the calibration table).
+#: A smaller gain or loss is within the model's own error; ``specmodel advise`` asks a change
+#: to gain more than this, and the page, the simulator and every figure call it even.
+EVEN_MARGIN = 0.03
+
 #: The verdicts a speedup earns, with the words the page and the CLI print for each.
 VERDICTS: dict[str, str] = {
     "faster": "faster than plain decoding",
-    "even": "no faster than plain decoding",
+    "even": "within 3% of plain decoding: about even",
     "slower": "slower than plain decoding: a loss",
 }
 
 
 def verdict(speedup: float, decimals: int = 2) -> str:
     """``faster``, ``even`` or ``slower``: the speedup as printed with ``decimals`` decimals
-    against 1 (so 0.996, printed ``1.00x``, is ``even``, never a loss beside ``1.00x``).
+    against 1 +/- :data:`EVEN_MARGIN`, so the words always agree with the number beside them
+    (1.03x and 0.97x are even; 1.04x is faster, 0.96x slower).
 
-    >>> verdict(1.93), verdict(0.996), verdict(0.994)
-    ('faster', 'even', 'slower')
+    >>> verdict(1.93), verdict(1.03), verdict(1.0), verdict(0.971), verdict(0.964)
+    ('faster', 'even', 'even', 'even', 'slower')
     """
     if not math.isfinite(speedup):
         raise ValueError(f"speedup {speedup} is not a finite number")
-    printed = float(f"{speedup:.{decimals}f}")
-    return "faster" if printed > 1 else "slower" if printed < 1 else "even"
+    printed = round(float(f"{speedup:.{decimals}f}"), decimals)
+    high, low = round(1 + EVEN_MARGIN, decimals), round(1 - EVEN_MARGIN, decimals)
+    return "faster" if printed > high else "slower" if printed < low else "even"

@@ -19,7 +19,7 @@ PAGES = ["", "hardware/", "beyond/", "validation/", "model/", "notebook/", "cli/
 SCHEMES = {"light": "default", "dark": "slate"}  # prefers-color-scheme -> Material's scheme
 READY = "[data-simulator][data-state=ready]"
 BLOCKING = ("serious", "critical")
-#: A losing scenario that does not fit on one card: the simulator's magenta texts are shown.
+#: A losing scenario that does not fit in memory: the simulator's magenta texts are shown.
 LOSS = "?concurrency=64&context=8192"
 
 # No node is excluded from the audit: Plotly's SVG figures raise no violation today. If a new

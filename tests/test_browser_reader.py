@@ -70,7 +70,7 @@ def test_the_ladder_says_what_each_bar_means(browser, site_server):
     one = page.locator("[data-ladder] [data-concurrency='1']")
     assert re.fullmatch(r"\d+\.\d+x 1", one.evaluate("el => el.textContent.trim()"))
     assert page.get_by_role("button", name=one.evaluate("el => el.textContent.trim()"), exact=True).count() == 1
-    assert "does not fit on one card" in page.get_attribute("[data-ladder] [data-concurrency='1024']", "title")
+    assert "does not fit in memory" in page.get_attribute("[data-ladder] [data-concurrency='1024']", "title")
     context.close()
 
 
@@ -78,7 +78,7 @@ def test_an_unfit_scenario_says_so_at_the_headline(browser, site_server):
     context, page = open_page(browser, site_server + "?concurrency=256&drafter=eagle-32k", VIEWPORTS["laptop"])
     assert not bool(evaluate(concurrency=256, drafter="eagle-32k").fits)
     fit = page.locator("[data-simulator] [data-headline-fit]")
-    assert fit.is_visible() and "does not fit on one card" in fit.text_content()
+    assert fit.is_visible() and "does not fit in memory" in fit.text_content()
     # The headline, fit note included, is a polite live region: screen readers announce it whole.
     status = page.locator("[data-simulator] [role=status]:has([data-headline-fit])")
     assert status.get_attribute("aria-live") == "polite" and status.get_attribute("aria-atomic") == "true"

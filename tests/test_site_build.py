@@ -131,7 +131,10 @@ def _numbers_with(tmp_path: Path, old: str, new: str) -> dict:
     constants.write_text(text.replace(old, new))
     code = (
         "import json; from specmodel import Settings; from sitebuild.numbers import article_numbers; "
-        "print(json.dumps({k: v.text for k, v in article_numbers(Settings()).items()}))"
+        "from sitebuild.claims import article_claims; s = Settings(); "
+        "out = {k: v.text for k, v in article_numbers(s).items()}; "
+        "out.update({f'{c}.{k}': v.text for c, said in article_claims(s).items() for k, v in said.values.items()}); "
+        "print(json.dumps(out))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],
@@ -144,12 +147,28 @@ def _numbers_with(tmp_path: Path, old: str, new: str) -> dict:
     return json.loads(result.stdout)
 
 
+def quoted(settings: Settings) -> dict:
+    """Every value the prose quotes: the numbers by name, and each claim's values as
+    ``claim.value``."""
+    from sitebuild.claims import article_claims
+
+    claims = {f"{c}.{k}": v for c, said in article_claims(settings).items() for k, v in said.values.items()}
+    return {**article_numbers(settings), **claims}
+
+
+def _generated_values(generated: Path) -> dict:
+    """numbers.json and claims.json's values as :func:`quoted` names them (dicts with ``value`` and ``text``)."""
+    numbers = json.loads((generated / "numbers.json").read_text())
+    claims = json.loads((generated / "claims.json").read_text())
+    return {**numbers, **{f"{c}.{k}": v for c, said in claims.items() for k, v in said["values"].items()}}
+
+
 def test_changing_a_constant_changes_the_sentences_that_quote_it(tmp_path):
-    current = {k: v.text for k, v in article_numbers(Settings()).items()}
+    current = {k: v.text for k, v in quoted(Settings()).items()}
     changed = _numbers_with(tmp_path, "MEMORY_EFFICIENCY = 0.80", "MEMORY_EFFICIENCY = 0.60")
-    for name in ("verify_mem_ms_b1", "spec_tps_b1", "base_tps_b1", "idle_b64"):
+    for name in ("verify_mem_ms_b1", "rung_b1.spec_tps_b1", "rung_b1.base_tps_b1", "idle_b64"):
         assert changed[name] != current[name], name
-    assert changed["target_kv_kib"] == current["target_kv_kib"]  # not a function of bandwidth
+    assert changed["kv_heads.target_kv_kib"] == current["kv_heads.target_kv_kib"]  # not a function of bandwidth
 
 
 def test_markdown_has_no_typed_model_outputs():
@@ -216,19 +235,19 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     shutil.copytree(ROOT / "sitebuild", copy / "sitebuild")  # the notebook embeds its figure with the site builder
     result = _build_with_config(tmp_path, '[deployment]\nhardware = "h200"\n')
     assert result.returncode == 0, result.stderr
-    h100 = article_numbers(Settings())
-    h200 = json.loads((copy / "docs" / "generated" / "numbers.json").read_text())
+    h100 = quoted(Settings())
+    h200 = _generated_values(copy / "docs" / "generated")
     assert h200["hardware_name"]["text"] == "NVIDIA H200 SXM 141 GB"
     # Memory-bound passes scale with bandwidth (4.8 / 3.35 TB/s), so throughput does...
     ratio = 4.8e12 / 3.35e12
-    assert h200["base_tps_b1"]["value"] == pytest.approx(h100["base_tps_b1"].value * ratio, rel=1e-9)
-    assert h200["spec_tps_b1"]["value"] == pytest.approx(h100["spec_tps_b1"].value * ratio, rel=1e-9)
+    for name in ("rung_b1.base_tps_b1", "rung_b1.spec_tps_b1"):
+        assert h200[name]["value"] == pytest.approx(h100[name].value * ratio, rel=1e-9), name
     assert h200["verify_mem_ms_b1"]["value"] == pytest.approx(h100["verify_mem_ms_b1"].value / ratio, rel=1e-9)
     # ...and the speedup at one sequence does not; capacity follows the card's 141 GB.
     assert h200["speedup_b1"]["text"] == h100["speedup_b1"].text
     assert h200["usable_gib"]["value"] == pytest.approx(141e9 * 0.9)
-    assert h200["max_b_plain"]["value"] > 2 * h100["max_b_plain"].value
-    assert h200["ridge_intensity"]["text"] != h100["ridge_intensity"].text
+    assert h200["batch_room.max_b_plain"]["value"] > 2 * h100["batch_room.max_b_plain"].value
+    assert h200["memory_bound.ridge"]["text"] != h100["memory_bound.ridge"].text
     # The simulator's data and the settings file follow too.
     settings = json.loads((copy / "docs" / "generated" / "settings.json").read_text())
     assert settings["deployment"]["hardware"] == "h200"
@@ -248,7 +267,7 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     page = (copy / "site" / "index.html").read_text()
     assert "NVIDIA H200 SXM 141 GB" in page
     assert "H100" not in page.replace("H100, H200 and B200 side by side", "")  # the link to the comparison page
-    assert f"{h200['spec_tps_b1']['text']} tokens/s" in page and h200["usable_gib"]["text"] in page
+    assert f"{h200['rung_b1.spec_tps_b1']['text']} tokens/s" in page and h200["usable_gib"]["text"] in page
 
 
 def test_a_config_with_another_model_pair_and_constant(tmp_path):
@@ -295,7 +314,7 @@ def test_ladder_and_breakeven_map_mark_what_does_not_fit():
     assert (~fits).any() and fits.any()
 
     breakeven = figures.breakeven_map(figures_data.breakeven_map(settings), settings.deployment)
-    boxes = next(t for t in breakeven.data if t.visible and t.name == "does not fit on one card")
+    boxes = next(t for t in breakeven.data if t.visible and t.name == "does not fit in memory")
     data = figures_data.breakeven_map(settings)
     unfit = data[(data.drafter == "qwen3-0.6b") & ~data.fits]
     assert sorted(zip(boxes.x, boxes.y)) == sorted(zip(unfit.concurrency.astype(str), unfit.context.astype(str)))
@@ -351,3 +370,15 @@ def test_every_new_figure_has_a_narrow_variant():
         if spec.id.startswith("beyond-") or spec.id == "validation-multigpu":
             narrow = spec.make(settings).layout.meta["narrow"]["layout"]
             assert narrow["height"] > 0 and "legend.y" in narrow, spec.id
+
+
+def test_every_number_and_claim_is_quoted_by_some_page():
+    """No dead numbers: each number of numbers.json and each claim is used by a page."""
+    import re
+
+    text = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    used = set(re.findall(r"\{\{\s*(?:claim:)?([A-Za-z0-9_\-]+)\s*\}\}", text))
+    from sitebuild.claims import article_claims
+
+    assert sorted(set(article_numbers(Settings())) - used) == []
+    assert sorted(set(article_claims(Settings())) - used) == []

@@ -47,7 +47,7 @@ def _matches(shown: str, value: float) -> bool:
 
 
 def test_one_sequence_throughputs_and_speedup(article):
-    m = re.search(r"runs at ([\d,]+) tokens/s against ([\d,]+) for plain decoding, ([\d.]+)x", article)
+    m = re.search(r"drafting: ([\d,]+) tokens/s against ([\d,]+), ([\d.]+)x", article)
     assert m, "sentence with the one-sequence throughputs not found"
     ev = evaluate(concurrency=1)
     assert _matches(m.group(1), float(ev.spec_tokens_per_s))
@@ -56,8 +56,8 @@ def test_one_sequence_throughputs_and_speedup(article):
 
 
 def test_speedup_at_64_and_1024_sequences(article):
-    m64 = re.search(r"but the speedup is ([\d.]+)x: (\d+)% slower", article)
-    m1024 = re.search(r"At 1,024 sequences it is ([\d.]+)x", article)
+    m64 = re.search(r"At 64 sequences the draft model loses: ([\d.]+)x, (\d+)% slower", article)
+    m1024 = re.search(r"At 1,024 sequences the draft model gives ([\d.]+)x", article)
     assert m64 and m1024
     s64 = float(evaluate(concurrency=64).speedup)
     assert _matches(m64.group(1), s64)
@@ -67,7 +67,7 @@ def test_speedup_at_64_and_1024_sequences(article):
 
 def test_verify_pass_figures(article):
     m = re.search(
-        r"moves ([\d.]+) GiB and does ([\d.]+) TFLOP: ([\d.]+) ms of memory time against ([\d.]+) ms", article
+        r"moves ([\d.]+) GiB and does ([\d.]+) TFLOP, ([\d.]+) ms of memory time against ([\d.]+) ms", article
     )
     assert m
     ev = evaluate()
@@ -78,7 +78,10 @@ def test_verify_pass_figures(article):
 
 
 def test_idle_shares(article):
-    m = re.search(r"(\d+)% at one sequence, (\d+)% at 32, (\d+)% at 64 and (\d+)% at 1,024", article)
+    m = re.search(
+        r"nothing to do for (\d+)% of the pass.*?drops to (\d+)% at 32 sequences, (\d+)% at 64 and (\d+)% at 1,024",
+        article,
+    )
     assert m
     for shown, b in zip(m.groups(), (1, 32, 64, 1024)):
         assert _matches(shown, 100 * float(evaluate(concurrency=b).verify_idle)), b
@@ -86,8 +89,8 @@ def test_idle_shares(article):
 
 def test_gamma_ladder(article):
     m = re.search(
-        r"speedup is ([\d.]+)x at γ=1, ([\d.]+)x at 3, ([\d.]+)x at 4, ([\d.]+)x at 6 and ([\d.]+)x at 10",
-        article.replace("\\(\\gamma = 1\\)", "γ=1"),
+        r"speedup is ([\d.]+)x at γ = 1, ([\d.]+)x at 3, ([\d.]+)x at 4, ([\d.]+)x at 6 and ([\d.]+)x at 10",
+        article,
     )
     assert m
     for shown, g in zip(m.groups(), (1, 3, 4, 6, 10)):
@@ -95,14 +98,15 @@ def test_gamma_ladder(article):
 
 
 def test_bigger_draft(article):
-    m = re.search(r"falls from ([\d.]+)x to ([\d.]+)x", article)
+    m = re.search(r"Qwen3-1.7B gives ([\d.]+)x at one sequence instead of ([\d.]+)x", article)
     assert m
-    assert _matches(m.group(2), float(evaluate(drafter="qwen3-1.7b").speedup))
+    assert _matches(m.group(1), float(evaluate(drafter="qwen3-1.7b").speedup))
+    assert _matches(m.group(2), float(evaluate().speedup))
 
 
 def test_the_reachable_batch_with_and_without_the_draft(article):
     m = re.search(
-        r"one card holds ([\d,]+) sequences decoding plainly but only ([\d,]+) with the draft: (\d+)% fewer", article
+        r"the memory holds ([\d,]+) sequences decoding plainly but only ([\d,]+) with the draft, (\d+)% fewer", article
     )
     assert m, "capacity sentence not found"
     ev = evaluate(context=2048)
@@ -112,21 +116,17 @@ def test_the_reachable_batch_with_and_without_the_draft(article):
 
 
 def test_which_of_the_articles_scenarios_do_not_fit(article):
-    m = re.search(r"From ([\d,]+) sequences at a 2,048-token prompt, target and draft need more than one card", article)
+    m = re.search(r"From ([\d,]+) sequences at a 2,048-token prompt the target and its draft need more than", article)
     assert m
     b = int(_num(m.group(1)))
     assert not bool(evaluate(concurrency=b).fits) and bool(evaluate(concurrency=b // 2).fits)
-    m = re.search(
-        r"The 64 sequences at 8,192 tokens of the previous section need ([\d,.]+) GiB: also more than one "
-        r"card",
-        article,
-    )
+    m = re.search(r"the 64 sequences at 8,192 tokens of section 4 need ([\d,.]+) GiB, too much as well", article)
     ev = evaluate(concurrency=64, context=8192)
     assert m and _matches(m.group(1), float(ev.memory_required_bytes) / 2**30) and not bool(ev.fits)
 
 
 def test_the_head_keeps_its_speedup_at_64_sequences(article):
-    m = re.search(r"drafting takes (\d+)%, and speculation still pays: ([\d.]+)x", article)
+    m = re.search(r"drafting takes (\d+)%, and speculation gains ([\d.]+)x", article)
     assert m
     ev = evaluate(concurrency=64, drafter="eagle")
     assert _matches(m.group(1), 100 * float(ev.draft_share)) and _matches(m.group(2), float(ev.speedup))
@@ -155,30 +155,25 @@ SHAREGPT = {"context": 355, "generated_tokens": 740, "gamma": 3}
 
 def test_the_article_says_how_many_gpus_its_large_scenarios_need(article):
     m = re.search(
-        r"The 64 sequences at 8,192 tokens fit on (\d+) GPUs \(([\d.]+) GiB on each\), where the draft model still "
-        r"reads ([\d.]+)x",
+        r"The 64 sequences at 8,192 tokens fit on (\d+) GPUs, where the draft model gives ([\d.]+)x, still a loss",
         article,
     )
     assert m, "sentence on 64 sequences at 8,192 tokens over several GPUs not found"
     tp = int(m.group(1))
     ev = evaluate(concurrency=64, context=8192, tensor_parallel=[tp // 2, tp])
     assert list(ev.fits) == [False, True]
-    assert _matches(m.group(2), float(ev.memory_required_bytes[1]) / 2**30)
-    assert _matches(m.group(3), float(ev.speedup[1])) and float(ev.speedup[1]) < 1
+    assert _matches(m.group(2), float(ev.speedup[1])) and float(ev.speedup[1]) < 0.97
     m = re.search(
-        r"The 1,024-sequence scenario needs more than 8 GPUs: over 8 GPUs, the most one board links, it still needs "
-        r"([\d.]+) GiB on each with the draft model, while plain decoding of the same batch needs ([\d.]+) GiB and "
-        r"fits on 8\. There the all-reduces take (\d+)% of a verify pass and the draft model reads ([\d.]+)x",
+        r"The 1,024-sequence scenario does not fit on 8 GPUs with the draft model, but plain decoding fits on (\d+), "
+        r"and so does an EAGLE head, which adds almost no memory, on (\d+)",
         article,
     )
     assert m, "sentence on 1,024 sequences over eight GPUs not found"
     ev = evaluate(concurrency=1024, tensor_parallel=[1, 2, 4, 8])
     plain = evaluate(concurrency=1024, tensor_parallel=[4, 8], drafter="ngram")
-    assert not ev.fits.any() and list(plain.fits) == [False, True]
-    assert _matches(m.group(1), float(ev.memory_required_bytes[-1]) / 2**30)
-    assert _matches(m.group(2), float(plain.memory_required_bytes[-1]) / 2**30)
-    assert _matches(m.group(3), 100 * float(ev.verify_communication_share[-1]))
-    assert _matches(m.group(4), float(ev.speedup[-1]))
+    eagle = evaluate(concurrency=1024, tensor_parallel=[4, 8], drafter="eagle")
+    assert not ev.fits.any() and list(plain.fits) == [False, True] and list(eagle.fits) == [False, True]
+    assert m.group(1) == m.group(2) == "8"
 
 
 def test_70b_does_not_fit_on_one_or_two_h100s_and_fits_on_four(beyond):
@@ -259,7 +254,7 @@ def test_speculation_on_the_mixture_of_experts_peaks_under_load(beyond):
     m = re.search(
         r"the EAGLE head gives ([\d.]+)x at one sequence on the mixture of experts, against ([\d.]+)x on the dense "
         r"model.*?on the mixture of experts the EAGLE head does best at (\d+) sequences \(([\d.]+)x\), while on the "
-        r"dense model it does best at one sequence and barely gains at 64 \(([\d.]+)x\)",
+        r"dense model it does best at 1 \([\d.]+x\) and gives ([\d.]+)x at 64",
         beyond,
     )
     assert m

@@ -129,7 +129,7 @@
   }
 
   function fits(data, setting) {
-    /* 1 if the scenario fits on one card, 0 if not (precomputed). */
+    /* 1 if the scenario fits in memory, 0 if not (precomputed). */
     return data.fits.values[index(data, data.fits.axes, setting)];
   }
 
@@ -253,12 +253,13 @@
       var here = Object.assign({}, setting, { concurrency: b });
       var units = lookup(data, "speedup", here);
       var fit = fits(data, here);
-      var loss = verdict(data, units) === "slower";
+      var said = verdict(data, units);
+      var loss = said === "slower";
       /* Bar geometry is looked up too: tenths of a percent of the ladder, from the data. */
       var bar = rung.querySelector(".specsim__bar");
       bar.style.bottom = fixed(ladder.bottom.values[units], 1, true) + "%";
       bar.style.height = fixed(ladder.height.values[units], 1, true) + "%";
-      bar.style.background = loss ? data.colors.loss : color;
+      bar.style.background = loss ? data.colors.loss : said === "even" ? data.colors.even : color;
       var value = rung.querySelector(".specsim__value");
       value.textContent = readoutText(speedup, units);
       value.style.bottom = fixed(ladder.top.values[units], 1, true) + "%";

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from sitebuild.figures.placement import GAP, SLIDER_TOP, X_BAND
-from sitebuild.theme import LOSS
-from specmodel.formatting import plural
+from sitebuild.theme import LOSS, NEUTRAL
+from specmodel.formatting import plural, verdict
 
 SPEEDUP_HOVER = "%{y:.2f}x over plain decoding"
 
@@ -20,7 +20,9 @@ def sequences(counts: Any) -> list[str]:
 
 
 def point_colors(speedup: Any, color: str) -> list[str]:
-    return [LOSS if s < 1 else color for s in speedup]
+    """Each point's colour: magenta for a loss, grey within 3% of even (the verdict of
+    :func:`specmodel.formatting.verdict`), else the trace's colour."""
+    return [{"slower": LOSS, "even": NEUTRAL}.get(verdict(float(s)), color) for s in speedup]
 
 
 def visibility_steps(labels, groups, always, prefix) -> list[dict]:

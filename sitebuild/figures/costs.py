@@ -125,8 +125,8 @@ def memory_footprint(data: pd.DataFrame) -> go.Figure:
     return fig
 
 
-#: Hover text added to a point that does not fit on one card.
-FITS_NOTE = {True: "", False: "<br>does not fit on one card"}
+#: Hover text added to a point that does not fit in memory.
+FITS_NOTE = {True: "", False: "<br>does not fit in memory"}
 
 
 def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) -> go.Figure:
@@ -135,7 +135,7 @@ def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) 
     fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
     for drafter, part in data.groupby("drafter", sort=False):
         color, label = th.drafter_color(drafter, deployment), th.drafter_label(drafter)
-        # Open markers: the scenario does not fit on one card (as on the ladder).
+        # Open markers: the scenario does not fit in memory (as on the ladder).
         symbols = ["circle" if f else UNFIT_SYMBOL for f in part["fits"]]
         marker = {"size": 8, "color": point_colors(part["speedup"], color), "symbol": symbols, "line": {"width": 2}}
         fig.add_trace(

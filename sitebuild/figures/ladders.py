@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from sitebuild import theme as th
 from sitebuild.figures import placement as pl
 from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences, slider, visibility_steps
+from specmodel.formatting import EVEN_MARGIN, verdict
 from specmodel.model.settings import Deployment
 
 
@@ -41,7 +42,7 @@ def _ladder_trace(
         customdata=np.stack(
             [part["spec_tokens_per_s"], part["base_tokens_per_s"], part["memory_gib"], part["usable_gib"]], axis=-1
         ),
-        text=["fits on the card" if f else "does not fit on one card" for f in fits],
+        text=["fits on the card" if f else "does not fit in memory" for f in fits],
         hovertext=sequences(part["concurrency"]),
         hovertemplate="%{hovertext}<br>"
         + SPEEDUP_HOVER
@@ -57,7 +58,7 @@ def _ladder_trace(
 
 def ladder(data: pd.DataFrame, deployment: Deployment, default_context: int = 2048) -> go.Figure:
     """Speedup vs concurrency for each drafter, with a slider over context; open markers do
-    not fit on one card."""
+    not fit in memory."""
     fig = th.base_figure(height=480)
     contexts = sorted(data["context"].unique())
     groups = []
@@ -78,7 +79,7 @@ def ladder(data: pd.DataFrame, deployment: Deployment, default_context: int = 20
         xanchor="right",
         yanchor="bottom",
         showarrow=False,
-        text="open markers: does not fit on one card",
+        text="open markers: does not fit in memory",
         font={"size": 11},
     )
     steps = visibility_steps([f"{c:,}" for c in contexts], groups, always, "context")
@@ -143,15 +144,18 @@ def _map_traces(
     part: pd.DataFrame, drafter: str, xs: list[str], ys: list[str], span: float, visible: bool
 ) -> list[go.BaseTraceType]:
     """One drafter's layer of the map: the heatmap of speedups (best gamma written in each
-    cell), the 1.0x contour, and open boxes on the cells that do not fit on one card."""
+    cell), the 1.0x contour, and open boxes on the cells that do not fit in memory."""
     contexts, concurrencies = [int(y) for y in ys], [int(x) for x in xs]
     speed = part["speedup"].loc[contexts, concurrencies].to_numpy()
     gamma = part["best_gamma"].loc[contexts, concurrencies].to_numpy()
     label = th.drafter_label(drafter)
+    gains = np.vectorize(lambda x: verdict(float(x)) == "faster")(speed)
+    # A flat near-white band over the speedups called even (within EVEN_MARGIN of 1x).
+    band = float(np.log2(1 + EVEN_MARGIN)) / (2 * span)
     heatmap = go.Heatmap(
         x=xs, y=ys, z=np.log2(speed), zmin=-span, zmax=span,
-        colorscale=[[0.0, th.LOSS], [0.5, "#f2f2f2"], [1.0, th.ROLE_COLORS["ngram"]]],
-        text=np.where(speed >= 1, gamma.astype(str), "off"), texttemplate="%{text}", customdata=speed,
+        colorscale=[[0.0, th.LOSS], [0.5 - band, "#f2f2f2"], [0.5 + band, "#f2f2f2"], [1.0, th.ROLE_COLORS["ngram"]]],
+        text=np.where(gains, gamma.astype(str), "off"), texttemplate="%{text}", customdata=speed,
         hovertext=[sequences(concurrencies)] * len(contexts), visible=visible, name=label,
         colorbar={"title": {"text": "speedup"}, "tickvals": [-2, -1, 0, 1, 2],
                   "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"]},
@@ -168,10 +172,10 @@ def _map_traces(
     boxes = go.Scatter(
         x=[xs[c] for c in cols], y=[ys[r] for r in rows], mode="markers", visible=visible, showlegend=False,
         marker={"symbol": "square-open", "size": 30, "line": {"width": 1.5}, "color": th.NEUTRAL},
-        name="does not fit on one card", hovertext=sequences([concurrencies[c] for c in cols]),
-        customdata=[[float(speed[r, c]), str(gamma[r, c]) if speed[r, c] >= 1 else "off"] for r, c in zip(rows, cols)],
+        name="does not fit in memory", hovertext=sequences([concurrencies[c] for c in cols]),
+        customdata=[[float(speed[r, c]), str(gamma[r, c]) if gains[r, c] else "off"] for r, c in zip(rows, cols)],
         hovertemplate="%{hovertext}, context %{y}<br>best gamma %{customdata[1]}: %{customdata[0]:.2f}x,"
-        " but does not fit on one card<extra>" + label + "</extra>",
+        " but does not fit in memory<extra>" + label + "</extra>",
     )  # fmt: skip
     return [heatmap, contour, boxes]
 

@@ -18,7 +18,6 @@ SECTIONS = (
     drafts.numbers,
     drafts.head_numbers,
     capacity.numbers,
-    capacity.parallel_numbers,
     gamma.numbers,
     engines.numbers,
     pages.hardware_numbers,

@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from sitebuild import figures_data_multigpu as multi
-from sitebuild.numbers.common import LADDER, one
+from sitebuild.numbers.common import LADDER
 from sitebuild.numbers.text import Number, first_where, gib, name, percent, plain, times
-from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary
 from specmodel.model import architecture as arch
@@ -24,6 +23,12 @@ from specmodel.model.specs import get_architecture, get_hardware
 
 #: How the prose names each measured drafter in a number's key.
 ROLE = {"llama-3.2-1b": "draft", "eagle": "eagle", "ngram": "ngram"}
+#: Which deployments' numbers the page quotes: all-reduce shares at 64 sequences, the EAGLE
+#: head's speedups, and the batch that fits.
+QUOTED_B1 = ("h100_tp4", "h100_tp8", "mi300x_tp4", "mi300x_tp8")
+QUOTED_B64 = ("h100_tp4", "mi300x_tp4")
+QUOTED_EAGLE = ("h100_tp4", "mi300x_tp1", "mi300x_tp2", "mi300x_tp4")
+QUOTED_MEMORY = ("h100_tp4", "mi300x_tp1", "mi300x_tp2", "mi300x_tp4")
 #: Deployments whose numbers the page quotes, by key: (hardware, GPUs).
 CARDS = {
     "h100_tp4": ("h100-sxm", 4),
@@ -68,16 +73,13 @@ def measured_numbers(settings: Settings) -> dict[str, Number]:
     link = get_hardware(multi.BIG_HARDWARE).interconnect
     latency = parallel.allreduce_latency(multi.BIG_TP, link.allreduce_latency.value, link.hop_latency.value)
     n["b70_allreduce_us"] = plain(float(latency) * 1e6, 1)
-    n["b70_draft_kv_share"] = percent(float(at1[4].draft_kv_bytes_per_token / at1[4].target_kv_bytes_per_token))
     n["b70_comm_b1"] = percent(eagle.verify_communication_share[0])
     n["b70_comm_b64"] = percent(eagle.verify_communication_share[1])
     points = multi.measured_ladders(settings)[1]
     for drafter, s in series.items():
         key, curve = ROLE[drafter], multi.evaluate_series(settings, s).speedup
         n[f"fit_m_{key}"] = plain(s.mean_acceptance_length)
-        n[f"b70_{key}_b1"] = times(curve[0])
         n[f"b70_{key}_b64"] = times(curve[6])
-        n[f"b70_{key}_loss_from"] = first_where(LADDER, curve < 1)
         mine = points[(points["drafter"] == drafter) & points["panel"].str.startswith(multi.WORKLOAD)]
         n[f"b70_{key}_b64_measured"] = times(float(mine.loc[mine["batch"] == 64, "measured"].iloc[0]))
     return n
@@ -90,7 +92,6 @@ def card_numbers(settings: Settings) -> dict[str, Number]:
     draft, eagle = series["llama-3.2-1b"], series["eagle"]
     mi = get_hardware("mi300x")
     n: dict[str, Number] = {
-        "mi300x_name": name(mi.name),
         "mi300x_capacity_gb": plain(mi.memory_capacity.value / 1e9, 0),
         "mi300x_hbm_tbps": plain(mi.memory_bandwidth.value / 1e12, 1),
         "h100_hbm_tbps": plain(get_hardware("h100-sxm").memory_bandwidth.value / 1e12, 2),
@@ -105,15 +106,18 @@ def card_numbers(settings: Settings) -> dict[str, Number]:
         on = {"hardware": hardware, "tensor_parallel": gpus}
         e = multi.evaluate_series(settings, eagle, concurrency=np.array([1, 64]), **on)
         d = multi.evaluate_series(settings, draft, concurrency=1, **on)
-        n[f"comm_b1_{key}"] = percent(e.verify_communication_share[0])
-        n[f"comm_b64_{key}"] = percent(e.verify_communication_share[1])
-        n[f"eagle_b1_{key}"] = times(e.speedup[0])
-        n[f"eagle_b64_{key}"] = times(e.speedup[1])
-        n[f"base_tps_b64_{key}"] = plain(e.base_tokens_per_s[1], 0)
-        n[f"base_tps_b64_per_gpu_{key}"] = plain(e.base_tokens_per_s[1] / gpus, 0)
-        n[f"max_b_draft_{key}"] = plain(float(d.max_concurrency), 0)
-        n[f"hbm_b1_{key}"] = gib(float(d.memory_required_bytes))
-        n[f"usable_{key}"] = gib(float(d.usable_memory_bytes))
+        if key in QUOTED_B1:
+            n[f"comm_b1_{key}"] = percent(e.verify_communication_share[0])
+        if key in QUOTED_B64:
+            n[f"comm_b64_{key}"] = percent(e.verify_communication_share[1])
+        if key in QUOTED_EAGLE:
+            n[f"eagle_b1_{key}"] = times(e.speedup[0])
+            n[f"eagle_b64_{key}"] = times(e.speedup[1])
+        if key in QUOTED_MEMORY:
+            n[f"max_b_draft_{key}"] = plain(float(d.max_concurrency), 0)
+        if key == "mi300x_tp1":
+            n[f"hbm_b1_{key}"] = gib(float(d.memory_required_bytes))
+            n[f"usable_{key}"] = gib(float(d.usable_memory_bytes))
     return n
 
 
@@ -124,15 +128,14 @@ def tree_numbers(settings: Settings) -> dict[str, Number]:
     n: dict[str, Number] = {"tree_steps": plain(multi.TREE_STEPS, 0)}
     for key, _, topk, verify in multi.TREES:
         part = data[data["shape"] == key].set_index("concurrency")
-        n[f"tree_{key}_k"] = plain(topk, 0)
+        if key != "chain":
+            n[f"tree_{key}_k"] = plain(topk, 0)
         n[f"tree_{key}_v"] = plain(verify, 0)
         n[f"tree_{key}_b1"] = times(part.loc[1, "speedup"])
         n[f"tree_{key}_b64"] = times(part.loc[64, "speedup"])
         n[f"tree_{key}_mal"] = plain(part.loc[1, "mean_acceptance_length"])
-        n[f"tree_{key}_arith"] = times(part.loc[64, "arithmetic_ratio"], 1)
-        n[f"tree_{key}_loss_from"] = first_where(LADDER, part["speedup"].to_numpy() < 1)
-    chain, wide = data[data["shape"] == "chain"], data[data["shape"] == "wide"]
-    n["tree_wide_beats_chain_until"] = first_where(LADDER, wide["speedup"].to_numpy() < chain["speedup"].to_numpy())
+        if key != "sglang":
+            n[f"tree_{key}_arith"] = times(part.loc[64, "arithmetic_ratio"], 1)
     n["tree_alpha"] = plain(DEFAULTS["alpha"])
     return n
 
@@ -155,28 +158,14 @@ def moe_numbers(settings: Settings) -> dict[str, Number]:
         "moe_verify_read_b1": gib(float(b1.verify_weights_read_bytes)),
         "moe_verify_ratio_b1": times(float(b1.verify_weights_read_bytes / b1.plain_weights_read_bytes), 1),
         "moe_distinct_1": plain(distinct[0], 0), "moe_distinct_verify": plain(distinct[1], 1),
-        "moe_distinct_64": plain(distinct[2], 1), "moe_verify_positions": plain(gamma + 1, 0),
+        "moe_verify_positions": plain(gamma + 1, 0),
     }  # fmt: skip
     data = multi.moe_ladders(settings)
     for target, key in ((moe, "moe"), (dense, "dense")):
         for drafter in multi.MOE_DRAFTERS:
             role = "draft" if drafter == multi.MOE_DRAFT else drafter
             part = data[(data["panel"].str.startswith(target.name + ",")) & (data["drafter"] == drafter)]
-            curve = part["speedup"].to_numpy()
-            n[f"{key}_{role}_b1"] = times(curve[0])
-            n[f"{key}_{role}_b64"] = times(curve[6])
-            n[f"{key}_{role}_best"] = times(curve.max())
-            n[f"{key}_{role}_best_b"] = plain(LADDER[np.argmax(curve)], 0)
-    big = get_architecture("qwen3-235b-a22b")
-    on8 = {"target": big.key, "tensor_parallel": 8, "drafter": "eagle", "engine": multi.ENGINE}
-    b8 = one(settings, concurrency=LADDER, **on8)
-    n.update({
-        "big_moe_name": name(big.name), "big_moe_weights_gib": gib(arch.weight_bytes(big), 0),
-        "big_moe_plain_read_b1": gib(float(b8.plain_weights_read_bytes[0])),
-        "big_moe_verify_read_b1": gib(float(b8.verify_weights_read_bytes[0])),
-        "big_moe_eagle_b1": times(b8.speedup[0]), "big_moe_eagle_best": times(b8.speedup.max()),
-        "big_moe_eagle_best_b": plain(LADDER[np.argmax(b8.speedup)], 0),
-    })  # fmt: skip
+            n[f"{key}_{role}_b1"] = times(part["speedup"].to_numpy()[0])
     return n
 
 
@@ -191,8 +180,4 @@ def validation_numbers(settings: Settings) -> dict[str, Number]:
         n["multigpu_rows"] = plain(sum(len(f.rows) for f in fits), 0)
         n["multigpu_series"] = plain(len(fits), 0)
         n["multigpu_held_out"] = plain(len(errors), 0)
-    data = multi.multigpu_validation(settings)
-    held = data[(data["engine"] == "ideal") & ~data["fitted"]]
-    worst = held.loc[held["error"].abs().idxmax()]
-    n["ideal_multigpu_worst"] = name(f"{drafter_label(str(worst['method']))} at {int(worst['batch'])} requests")
     return n

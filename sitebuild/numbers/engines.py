@@ -1,14 +1,13 @@
-"""The engines: how far each is from public measurements, the fitted vLLM profile, and where
-the deployment's draft model stops paying under each (the article's section 7 and the
-validation page)."""
+"""The engines: how far each is from public measurements, and the fitted vLLM profile (the
+article's section 8 and the validation page)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from sitebuild.figures_data import validation
-from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, at, first_where, percent, plain, times
+from sitebuild.numbers.common import one
+from sitebuild.numbers.text import Number, percent, plain
 from sitebuild.paths import MEASUREMENTS
 from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.scenario import ENGINES
@@ -24,10 +23,6 @@ def numbers(settings: Settings) -> dict[str, Number]:
         summary = error_summary(data[f"{engine}_error"].to_numpy())
         for key, value in summary.items():
             n[f"{engine}_{key}_error"] = percent(value, 1)
-        curve = one(settings, concurrency=LADDER, engine=engine)
-        n[f"loss_from_b_{engine}"] = first_where(LADDER, curve.speedup < 1)
-        n[f"speedup_b1_{engine}"] = at(times(curve.speedup[0]), engine=engine)
-        n[f"speedup_b64_{engine}"] = at(times(curve.speedup[6]), engine=engine, concurrency=64)
     eagle3 = data["method"] == "eagle3"
     issue = data[data["source"].str.contains("issue") & eagle3]["vllm_error"]
     n["vllm_eagle3_issue_low"] = percent(float(issue.min()), 0, signed=True)

@@ -1,47 +1,37 @@
-"""Section 3, the lender: a decode pass's arithmetic intensity, the verify pass's idle share
+"""Section 3, what a decode step spends its time on: its arithmetic intensity, the verify pass's idle share
 and the arithmetic bill."""
 
 from __future__ import annotations
 
-from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, percent, plain, times
+from sitebuild.numbers.common import one
+from sitebuild.numbers.text import Number, at, percent, plain, times
 from specmodel.model import acceptance as acc
 from specmodel.model import architecture as arch
-from specmodel.model.roofline import ridge_intensity
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
-from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.model.specs import get_architecture
 
 
 def numbers(settings: Settings) -> dict[str, Number]:
     """The card's figures, the verify pass at 1 sequence, its idle share up the ladder, and
     Theorem 3.11 against the model's own FLOP counts."""
     dep, c = settings.deployment, settings.constants
-    hw, target, draft = get_hardware(dep.hardware), get_architecture(dep.target), get_architecture(dep.draft)
+    target, draft = get_architecture(dep.target), get_architecture(dep.draft)
     d = one(settings)
     alpha, gamma = DEFAULTS["alpha"], DEFAULTS["gamma"]
     n: dict[str, Number] = {
-        "gqa_factor": plain(target.num_attention_heads / target.num_key_value_heads, 0),
-        "hbm_tbps": plain(hw.memory_bandwidth.value / 1e12),
-        "peak_tflops": plain(hw.peak_flops.value / 1e12, 1),
         "flops_per_weight": plain(
             arch.dense_flops_per_position(target, c.FLOPS_PER_PARAMETER) / arch.parameter_count(target), 0
         ),
         "plain_intensity": plain(d.plain_intensity, 1),
-        "ridge_intensity": plain(ridge_intensity(hw.peak_flops.value, hw.memory_bandwidth.value), 0),
         "verify_gib_b1": plain(d.verify_bytes / 2**30),
         "verify_tflop_b1": plain(d.verify_flops / 1e12, 3),
         "verify_mem_ms_b1": plain(d.verify_memory_time * 1e3),
         "verify_comp_ms_b1": plain(d.verify_compute_time * 1e3),
-        "plain_comp_ms_b1": plain(d.plain_compute_time * 1e3, 3),
     }
     for b in (1, 32, 64, 1024):
-        n[f"idle_b{b}"] = percent(one(settings, concurrency=b).verify_idle)
+        n[f"idle_b{b}"] = at(percent(one(settings, concurrency=b).verify_idle), "verify_idle", concurrency=b)
     n["thm311_c0"] = times(acc.theorem_3_11_arithmetic_increase(alpha, gamma, 0.0))
     n["arith_ngram_same"] = times(one(settings, drafter="ngram", acceptance="same").arithmetic_ratio)
     n["c_draft"] = plain(arch.draft_cost_ratio(draft, target, c.FLOPS_PER_PARAMETER), 3)
-    arith_ladder = one(settings, concurrency=LADDER).arithmetic_ratio
-    low, high = times(arith_ladder.min()), times(arith_ladder.max())
-    spread = f"{low.text} at every rung" if low.text == high.text else f"{low.text} to {high.text}"
-    n["arith_ladder"] = Number(high.value, spread)
     return n

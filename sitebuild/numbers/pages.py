@@ -7,8 +7,8 @@ import tomllib
 from importlib import resources
 
 from sitebuild.figures_data import COMPARED_HARDWARE
-from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, first_where, name, plain, times
+from sitebuild.numbers.common import one
+from sitebuild.numbers.text import Number, name, plain
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_hardware
 
@@ -19,20 +19,11 @@ def hardware_numbers(settings: Settings) -> dict[str, Number]:
     for card in COMPARED_HARDWARE:
         hw = get_hardware(card)
         d = one(settings, hardware=card)
-        curve = one(settings, concurrency=LADDER, hardware=card)
         n[f"name_{card}"] = name(hw.name)
         n[f"bandwidth_{card}"] = plain(hw.memory_bandwidth.value / 1e12, 2)
         n[f"capacity_{card}"] = plain(hw.memory_capacity.value / 1e9, 0)
         n[f"base_tps_b1_{card}"] = plain(d.base_tokens_per_s, 0)
         n[f"spec_tps_b1_{card}"] = plain(d.spec_tokens_per_s, 0)
-        n[f"speedup_b1_{card}"] = times(d.speedup)
-        n[f"speedup_b64_{card}"] = times(curve.speedup[6])
-        n[f"speedup_b1024_{card}"] = times(curve.speedup[10])
-        n[f"ngram_b1024_{card}"] = times(one(settings, concurrency=1024, drafter="ngram", hardware=card).speedup)
-        n[f"loss_from_b_{card}"] = first_where(LADDER, curve.speedup < 1)
-        n[f"max_b_draft_{card}"] = plain(d.max_concurrency, 0)
-        n[f"max_b_plain_{card}"] = plain(d.max_concurrency_without_draft, 0)
-        n[f"first_unfit_b_{card}"] = first_where(LADDER, ~curve.fits)
     return n
 
 
@@ -43,5 +34,6 @@ def literature_numbers(settings: Settings) -> dict[str, Number]:
     out = {}
     for key, entry in tomllib.loads(text).items():
         value = float(entry["value"])
-        out[f"paper_{key}"] = Number(value, f"{value:g}x" if entry["unit"] == "x" else f"{value:g}")
+        text = f"{value:g}x" if entry["unit"] == "x" else f"{value:g}"
+        out[f"paper_{key}"] = Number(value, text, quoted=entry["source"])
     return out

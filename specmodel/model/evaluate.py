@@ -33,7 +33,7 @@ from specmodel.model.roofline import arithmetic_intensity
 from specmodel.model.scenario import Scenario, ScenarioGrid
 from specmodel.model.settings import Constants, Settings, current
 from specmodel.model.specs import get_architecture, get_hardware
-from specmodel.model.timing import EngineTerms, Passes, Timing, cohort_timing, steady_timing
+from specmodel.model.timing import TIME_PARTS, EngineTerms, Passes, Timing, cohort_timing, steady_timing
 from specmodel.model.types import BoolArray, FloatArray, IntArray
 from specmodel.model.validation import compact, factorize, map_names
 
@@ -235,7 +235,7 @@ def _evaluate(
         "ngram_match_rate": match,
         **_capacity(tgt, dc, b, t, generated, hw.memory_capacity.value, c, gpus, draft_gpus),
     }
-    out = {k: np.reshape(v, shape) for k, v in flat.items()}
+    out = {k: np.reshape(v, shape + np.shape(v)[1:]) for k, v in flat.items()}
     return Evaluation(**out, per_position=per_position, generated_tokens=generated)
 
 
@@ -250,6 +250,10 @@ def _throughputs(
         "speedup": base_time / spec_time,
         "spec_tokens_per_s": output_tokens / spec_time,
         "base_tokens_per_s": output_tokens / base_time,
+        "spec_tokens_per_s_per_sequence": generated / spec_time,
+        "base_tokens_per_s_per_sequence": generated / base_time,
+        "spec_time_parts": timing.spec_parts / output_tokens[:, None],
+        "base_time_parts": timing.base_parts / output_tokens[:, None],
         "mean_acceptance_length": tokens_per_iteration,
         "draft_share": draft_share(timing.draft_seconds, spec_time),
         "expected_iterations": timing.iterations,
@@ -301,6 +305,7 @@ def _timing(
     generated = grid.generated_tokens
     steady = grid.batching.ravel() == "steady"
     out = {name: np.empty(b.shape) for name in ("spec_seconds", "base_seconds", "draft_seconds", "iterations")}
+    out.update({name: np.empty(b.shape + (len(TIME_PARTS),)) for name in ("spec_parts", "base_parts")})
     if steady.any():
         part = _take(steady, passes, terms)
         prefill = tgt.flops_per_position(t[steady] / 2)

@@ -19,6 +19,10 @@ class Evaluation:
     speedup: FloatArray  #: speculative over plain output tokens/s
     spec_tokens_per_s: FloatArray  #: output tokens/s over all sequences, speculative
     base_tokens_per_s: FloatArray  #: output tokens/s over all sequences, plain decoding
+    spec_tokens_per_s_per_sequence: FloatArray  #: output tokens/s each sequence receives, speculative
+    base_tokens_per_s_per_sequence: FloatArray  #: the same, plain decoding
+    spec_time_parts: FloatArray  #: seconds of wall clock per output token, split into TIME_PARTS (trailing axis)
+    base_time_parts: FloatArray  #: the same for plain decoding (draft parts 0)
     mean_acceptance_length: FloatArray  #: expected tokens per target pass, E[X]
     per_position: FloatArray  #: unconditional acceptance of positions 1..gamma_max
     draft_share: FloatArray  #: share of wall clock spent in draft passes

@@ -81,6 +81,18 @@ class PassPrice:
         """Seconds to move the pass's bytes."""
         return roofline.memory_time(self.bytes(batch), self.memory_bandwidth, self.memory_efficiency)
 
+    def weights_memory_time(self, batch: Numeric) -> Numeric:
+        """Seconds of the pass's memory time spent reading weights (``W' / N`` of
+        :meth:`bytes`, routed experts included)."""
+        return roofline.memory_time(
+            self.weights_read(batch) / self.shards, self.memory_bandwidth, self.memory_efficiency
+        )
+
+    def kv_memory_time(self, batch: Numeric) -> Numeric:
+        """Seconds of the pass's memory time spent reading the B sequences' caches (``B n kv s``)."""
+        kv = roofline.pass_bytes(0.0, self.kv_bytes_per_token * self.kv_share, batch, self.kv_length)
+        return roofline.memory_time(kv, self.memory_bandwidth, self.memory_efficiency)
+
     def compute_time(self, batch: Numeric) -> Numeric:
         """Seconds of the pass's arithmetic."""
         return roofline.compute_time(self.flops(batch), self.peak_flops, self.compute_efficiency)

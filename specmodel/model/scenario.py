@@ -82,7 +82,8 @@ SIMULATOR_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
 class Scenario(BaseModel):
     """One scenario, validated. ``None`` fields take the settings' values when evaluated:
     ``generated_tokens`` from ``GENERATED_TOKENS``, ``drafter`` (the deployment's draft
-    model), ``hardware`` and ``target`` from the deployment; ``batching`` from the engine's
+    model), ``hardware``, ``target`` and ``tensor_parallel`` (1 unless it says) from the
+    deployment; ``batching`` from the engine's
     profile (``ideal``: ``cohort``; a real engine: ``steady``).
 
     The acceptance is given one of three ways: a profile (``acceptance``) and its ``alpha``;
@@ -108,7 +109,7 @@ class Scenario(BaseModel):
     batching: Literal["cohort", "steady"] | None = None
     hardware: str | None = None
     target: str | None = None
-    tensor_parallel: int = Field(1, ge=1, le=MAX_TENSOR_PARALLEL)
+    tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
     draft_tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
     tree_topk: int = Field(1, ge=1, le=MAX_TREE_TOPK)
     verify_tokens: int | None = Field(None, ge=2, le=MAX_TREE_TOPK * MAX_GAMMA + 1)
@@ -122,6 +123,7 @@ class Scenario(BaseModel):
                 "drafter": self.drafter or dep.draft,
                 "hardware": self.hardware or dep.hardware,
                 "target": self.target or dep.target,
+                "tensor_parallel": self.tensor_parallel or dep.tensor_parallel or 1,
             }
         )
 
@@ -210,7 +212,10 @@ class ScenarioGrid:
         if batching is None:
             batching = map_names(e, lambda name: settings.engines[name].batching, object)
         n = check_choice("batching", batching, BATCHINGS)
-        tp, dtp = check_parallelism(value["tensor_parallel"], value["draft_tensor_parallel"], hardware, target, d)
+        tensor_parallel = value["tensor_parallel"]
+        if tensor_parallel is None:
+            tensor_parallel = settings.deployment.tensor_parallel or 1
+        tp, dtp = check_parallelism(tensor_parallel, value["draft_tensor_parallel"], hardware, target, d)
         k, v = check_tree(value["tree_topk"], value["verify_tokens"], g, d)
         lead = np.empty(u.shape[:-1]) if u is not None else np.empty(())
         b, t, g, a, d, p, e, n, tp, dtp, k, v, _ = np.broadcast_arrays(b, t, g, a, d, p, e, n, tp, dtp, k, v, lead)

@@ -59,6 +59,9 @@ class Deployment(BaseModel):
     target: str = "qwen3-8b"
     draft: str = "qwen3-0.6b"  #: the article's draft model
     big_draft: str = "qwen3-1.7b"  #: the larger draft of "a better draft can be a worse deal"
+    #: GPUs the target is split over (tensor parallelism) in every scenario that does not say;
+    #: None: one, unless the site builder picks the fewest that hold the article's scenario.
+    tensor_parallel: int | None = Field(None, ge=1, le=64)
 
     @model_validator(mode="after")
     def _known(self) -> Deployment:

@@ -25,7 +25,7 @@ import numpy as np
 from specmodel.model import cohort
 from specmodel.model.engines import combined_time
 from specmodel.model.passes import PassPrice
-from specmodel.model.types import FloatArray, IntArray
+from specmodel.model.types import FloatArray, IntArray, Numeric
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,51 @@ class EngineTerms:
     overlap: FloatArray  #: p of the memory/arithmetic combination (inf: max)
 
 
+#: Where the wall clock goes, in this order: reading the target's weights and its caches,
+#: the target pass's arithmetic beyond its memory time (the part of the pass that is not
+#: hidden under memory traffic), the same three for the drafter (its passes and its
+#: once-per-iteration fused read), all-reduces between GPUs, and the engine's fixed costs.
+TIME_PARTS = (
+    "target_weights",
+    "target_kv",
+    "target_arithmetic",
+    "draft_weights",
+    "draft_kv",
+    "draft_arithmetic",
+    "communication",
+    "engine_fixed",
+)
+
+
 @dataclass(frozen=True)
 class Timing:
-    """Wall time of B sequences generating G tokens each (seconds, flat arrays)."""
+    """Wall time of B sequences generating G tokens each (seconds, flat arrays), and the same
+    split into :data:`TIME_PARTS` (a trailing axis, in that order; each row sums to the total)."""
 
     spec_seconds: FloatArray
     base_seconds: FloatArray
     draft_seconds: FloatArray  #: the part of spec_seconds spent drafting
     iterations: FloatArray  #: iterations per sequence
+    spec_parts: FloatArray  #: spec_seconds split into TIME_PARTS
+    base_parts: FloatArray  #: base_seconds split into TIME_PARTS (the draft parts are 0)
+
+
+def pass_parts(price: PassPrice, batch: Numeric, seconds: Numeric) -> tuple[Numeric, Numeric, Numeric, Numeric]:
+    """``(weights, cache, arithmetic, communication)`` seconds of a pass of ``price`` over
+    ``batch`` sequences that took ``seconds`` in all: the memory time of its weights and of
+    its caches, its all-reduces, and what is left, the arithmetic that memory traffic did
+    not hide (``seconds - t_mem - t_comm``; 0 for a memory-bound pass on the roofline)."""
+    weights, cache, comm = price.weights_memory_time(batch), price.kv_memory_time(batch), price.comm_time(batch)
+    return weights, cache, np.maximum(seconds - weights - cache - comm, 0.0), comm
+
+
+def _stack_parts(target: tuple, draft: tuple, fixed: Numeric, shape: tuple[int, ...]) -> FloatArray:
+    """The eight :data:`TIME_PARTS` from a target's and a drafter's ``pass_parts`` and the
+    engine's fixed time, stacked on a trailing axis."""
+    tw, tk, ta, tc = target
+    dw, dk, da, dc = draft
+    parts = (tw, tk, ta, dw, dk, da, np.add(tc, dc), fixed)
+    return np.stack([np.broadcast_to(np.asarray(x, dtype=float), shape) for x in parts], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -85,22 +122,42 @@ def smooth_pass_time_sum(
     return total
 
 
-def _cohort_sum(table: cohort.CohortTable, row: IntArray, price: PassPrice, overlap: FloatArray) -> FloatArray:
-    """Expected time of one kind of pass summed over the cohort's iterations: the roofline
-    part, plus the all-reduces ``k0 + k1 A_i`` of every iteration that runs (linear in the
-    active sequences A_i, so their sum is ``k0 E[runs] + k1 E[sequence-iterations]``)."""
+def _cohort_sum(
+    table: cohort.CohortTable, row: IntArray, price: PassPrice, overlap: FloatArray
+) -> tuple[FloatArray, tuple[FloatArray, FloatArray, FloatArray, FloatArray]]:
+    """Expected time of one kind of pass summed over the cohort's iterations, and the same
+    split as :func:`pass_parts` does: the roofline part, plus the all-reduces ``k0 + k1 A_i``
+    of every iteration that runs (linear in the active sequences A_i, so their sum is
+    ``k0 E[runs] + k1 E[sequence-iterations]``); the weights' memory time is ``m0`` per
+    iteration that runs (plus the routed experts of a mixture of experts), the caches' ``m1``
+    per sequence-iteration."""
     m0, m1, c1 = (np.broadcast_to(np.asarray(x, dtype=float), np.shape(row)) for x in price.cohort_terms())
-    if np.any(price.expert_bytes):
+    moe = bool(np.any(price.expert_bytes))
+    if moe:
         roofline = smooth_pass_time_sum(table, row, m0, m1, c1, overlap, price)
     elif np.all(np.isinf(overlap)):
         roofline = np.asarray(cohort.expected_pass_time_sum(table, row, m0, m1, c1), dtype=float)
     else:
         roofline = smooth_pass_time_sum(table, row, m0, m1, c1, overlap)
-    k0, k1 = price.comm_terms()
-    if not (np.any(k0) or np.any(k1)):
-        return roofline
     g_end = table.active.shape[1]
-    return roofline + k0 * table.runs_before[row, g_end] + k1 * table.sequences_before[row, g_end]
+    runs, sequence_iterations = table.runs_before[row, g_end], table.sequences_before[row, g_end]
+    weights = m0 * runs + (_expert_memory_sum(table, row, price) if moe else 0.0)
+    cache = m1 * sequence_iterations
+    k0, k1 = price.comm_terms()
+    comm = np.broadcast_to(np.asarray(k0 * runs + k1 * sequence_iterations, dtype=float), np.shape(row))
+    arithmetic = np.maximum(roofline - weights - cache, 0.0)
+    return roofline + comm, (weights, cache, arithmetic, comm)
+
+
+def _expert_memory_sum(table: cohort.CohortTable, row: IntArray, price: PassPrice) -> FloatArray:
+    """``sum_i P(i runs) m_e(A_i)``: the routed experts' memory time over the cohort's iterations."""
+    total = np.zeros(np.shape(row))
+    for i in range(table.active.shape[1]):
+        runs, active = table.runs[row, i], table.active[row, i]
+        if not np.any(runs > 0):
+            break
+        total = total + runs * price.expert_memory_time(active)
+    return total
 
 
 def cohort_timing(
@@ -117,21 +174,22 @@ def cohort_timing(
     runs pays t_0 + t_i, each draft pass t_d, each running sequence t_n."""
     g_end = table.active.shape[1]
     runs, sequence_iterations = table.runs_before[row, g_end], table.sequences_before[row, g_end]
-    verify_time = (
-        _cohort_sum(table, row, passes.verify, terms.overlap)
-        + terms.target_pass * runs
-        + terms.sequence_pass * sequence_iterations
-    )
-    draft_time = (
-        gamma * (_cohort_sum(table, row, passes.draft, terms.overlap) + terms.draft_pass * runs)
-        + terms.ngram_lookup * sequence_iterations
-        + _cohort_sum(table, row, passes.fused, terms.overlap)
-    )
+    verify_roofline, verify = _cohort_sum(table, row, passes.verify, terms.overlap)
+    draft_roofline, draft = _cohort_sum(table, row, passes.draft, terms.overlap)
+    fused_roofline, fused = _cohort_sum(table, row, passes.fused, terms.overlap)
+    verify_fixed = terms.target_pass * runs + terms.sequence_pass * sequence_iterations
+    draft_fixed = gamma * terms.draft_pass * runs + terms.ngram_lookup * sequence_iterations
+    verify_time = verify_roofline + verify_fixed
+    draft_time = gamma * draft_roofline + draft_fixed + fused_roofline
     spec_time = verify_time + draft_time + terms.iteration * runs
-    base_time = generated_tokens * (
-        terms.target_pass + terms.sequence_pass * batch + passes.plain.engine_time(batch, terms.overlap)
-    )
-    return Timing(spec_time, base_time, draft_time, iterations)
+    drafting = tuple(gamma * d + f for d, f in zip(draft, fused))
+    spec_parts = _stack_parts(verify, drafting, verify_fixed + draft_fixed + terms.iteration * runs, np.shape(row))
+    plain_fixed = terms.target_pass + terms.sequence_pass * batch
+    plain_pass = passes.plain.engine_time(batch, terms.overlap)
+    base_time = generated_tokens * (plain_fixed + plain_pass)
+    plain = tuple(generated_tokens * x for x in pass_parts(passes.plain, batch, plain_pass))
+    base_parts = _stack_parts(plain, (0.0,) * 4, generated_tokens * plain_fixed, np.shape(row))
+    return Timing(spec_time, base_time, draft_time, iterations, spec_parts, base_parts)
 
 
 def steady_timing(
@@ -147,14 +205,27 @@ def steady_timing(
     """A batch of B sequences kept full (module docstring)."""
     plain_prefill = batch * prompt_tokens_per_output * prefill_flops_per_token
     fixed = terms.target_pass + terms.sequence_pass * batch
-    plain = fixed + passes.plain.engine_time(batch, terms.overlap, plain_prefill)
-    verify = fixed + passes.verify.engine_time(batch, terms.overlap, plain_prefill * tokens_per_iteration)
-    drafting = (
-        gamma * (terms.draft_pass + passes.draft.engine_time(batch, terms.overlap))
-        + terms.ngram_lookup * batch
-        + passes.fused.engine_time(batch, terms.overlap)
-    )
+    plain_pass = passes.plain.engine_time(batch, terms.overlap, plain_prefill)
+    verify_pass = passes.verify.engine_time(batch, terms.overlap, plain_prefill * tokens_per_iteration)
+    draft_pass = passes.draft.engine_time(batch, terms.overlap)
+    fused_pass = passes.fused.engine_time(batch, terms.overlap)
+    draft_fixed = gamma * terms.draft_pass + terms.ngram_lookup * batch
+    drafting = gamma * draft_pass + fused_pass + draft_fixed
     iterations = generated_tokens / tokens_per_iteration
+    shape = np.shape(batch)
+    draft_parts = tuple(
+        gamma * d + f
+        for d, f in zip(pass_parts(passes.draft, batch, draft_pass), pass_parts(passes.fused, batch, fused_pass))
+    )
+    spec_parts = iterations[..., None] * _stack_parts(
+        pass_parts(passes.verify, batch, verify_pass), draft_parts, fixed + draft_fixed + terms.iteration, shape
+    )
+    base_parts = generated_tokens * _stack_parts(pass_parts(passes.plain, batch, plain_pass), (0.0,) * 4, fixed, shape)
     return Timing(
-        iterations * (terms.iteration + verify + drafting), generated_tokens * plain, iterations * drafting, iterations
+        iterations * (terms.iteration + fixed + verify_pass + drafting),
+        generated_tokens * (fixed + plain_pass),
+        iterations * drafting,
+        iterations,
+        spec_parts,
+        base_parts,
     )

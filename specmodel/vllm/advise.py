@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
+from specmodel.formatting import EVEN_MARGIN
 from specmodel.formatting import times_distinct as _times
 from specmodel.model.breakeven import first_crossing
 from specmodel.model.drafters import check_drafter, drafter_names
@@ -45,10 +46,11 @@ from specmodel.model.settings import Settings, current
 from specmodel.model.types import FloatArray
 from specmodel.vllm.speculative_config import Deployment, deployment_from_drafter
 
-#: A predicted gain must exceed this to count: the tolerance of the article's speedups in
-#: the calibration table (3 %). A smaller predicted gain is within the model's own error, and
-#: is no reason to turn speculation on or to change drafters.
-MIN_GAIN = 0.03
+#: A predicted gain must exceed this to count: the margin within which a speedup is called
+#: even everywhere (:data:`specmodel.formatting.EVEN_MARGIN`, the tolerance of the article's
+#: speedups in the calibration table). A smaller predicted gain is within the model's own
+#: error, and is no reason to turn speculation on or to change drafters.
+MIN_GAIN = EVEN_MARGIN
 
 VERDICTS = ("keep", "lower-gamma", "off")
 

@@ -1,0 +1,207 @@
+"""Claims of the page "Beyond one GPU": Llama-3-70B on four H100s against its measurements,
+the MI300X, trees against a chain, and a mixture of experts against a dense model. The
+scenarios are those of :mod:`sitebuild.figures_data_multigpu`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sitebuild import figures_data_multigpu as multi
+from sitebuild.claims.core import Said, claim, composed, phrase
+from sitebuild.claims.words import first_rung, rung, slower
+from sitebuild.numbers.common import LADDER, one
+from sitebuild.numbers.text import name, percent, plain, times
+from specmodel.acceptance_fit import held_out_errors
+from specmodel.formatting import gib
+from specmodel.measurements import error_summary
+from specmodel.model import experts
+from specmodel.model.settings import Settings
+from specmodel.model.specs import get_architecture
+
+#: The held-out error the four-GPU predictions are held to (the validation page's target).
+MULTIGPU_MEDIAN_TARGET = 0.08
+
+B70_PREDICTIONS = {
+    "hold": "The predictions hold: on the {held_out} rows at 16, 64 and 128 requests the median error is {median} "
+    "and the worst {worst}.",
+    "miss": "The predictions miss: on the {held_out} rows at 16, 64 and 128 requests the median error is {median} "
+    "and the worst {worst}.",
+}
+
+
+def b70_predictions(settings: Settings) -> Said:
+    """The vllm profile's held-out error on the four-GPU rows against its target."""
+    errors = held_out_errors(multi.fitted(settings, multi.ENGINE))
+    summary = error_summary(errors)
+    values = {"held_out": plain(len(errors), 0), "median": percent(summary["median"], 1),
+              "worst": percent(summary["max"], 1)}  # fmt: skip
+    return claim("b70_predictions", "hold" if summary["median"] <= MULTIGPU_MEDIAN_TARGET else "miss", values,
+                 B70_PREDICTIONS)  # fmt: skip
+
+
+B70_LOSSES = {
+    "": "Past the measurements, the model has the drafters lose (more than 3%): {ngram}, {eagle}, {draft}.",
+}
+
+
+def _loses(label: str, b: int | None) -> str:
+    return f"{label} from {b:,} sequences" if b is not None else f"{label} at no rung of the ladder"
+
+
+B70_DRAFT = {
+    "better": "The draft model holds up better than the article's {article_draft} does beside {article_target} "
+    "({b70_draft_b64} against {article_b64} at 64 sequences): the 1B draft's cache is {kv_share} of the 70B "
+    "target's per token, so a draft pass over a large batch reads little beside a verify pass.",
+    "worse": "The draft model does worse than the article's {article_draft} beside {article_target} ({b70_draft_b64} "
+    "against {article_b64} at 64 sequences), although the 1B draft's cache is only {kv_share} of the 70B target's "
+    "per token.",
+}
+
+
+def b70_ladder(settings: Settings) -> Said:
+    """Where each measured drafter starts to lose on the model's ladder, and the 1B draft
+    against the article's draft at 64 sequences."""
+    series = multi.workload_series(settings)
+    stops = {key: first_rung(LADDER, slower(multi.evaluate_series(settings, series[d]).speedup))
+             for key, d in (("ngram", "ngram"), ("eagle", "eagle"), ("draft", "llama-3.2-1b"))}  # fmt: skip
+    draft = multi.evaluate_series(settings, series["llama-3.2-1b"], concurrency=64, tensor_parallel=multi.BIG_TP)
+    article = one(settings, concurrency=64)
+    dep = settings.deployment
+    labels = {"ngram": "n-gram lookup", "eagle": "the EAGLE head", "draft": "the draft model"}
+    values = {
+        **{k: phrase(_loses(labels[k], v)) for k, v in stops.items()},
+        "article_draft": name(get_architecture(dep.draft).name),
+        "article_target": name(get_architecture(dep.target).name),
+        "b70_draft_b64": times(draft.speedup),
+        "article_b64": times(article.speedup),
+        "kv_share": percent(float(draft.draft_kv_bytes_per_token / draft.target_kv_bytes_per_token)),
+    }
+    facets = [("losses", "", B70_LOSSES),
+              ("draft", "better" if float(draft.speedup) > float(article.speedup) else "worse", B70_DRAFT)]  # fmt: skip
+    return composed("b70_ladder", facets, values)
+
+
+MI300X_LINKS = {
+    "higher": "the links are slower, and the faster memory shortens the rest of the pass.",
+    "lower": "the faster memory more than makes up for the slower links: the all-reduces take less of the pass on "
+    "the MI300X.",
+}
+
+
+def _mi300x_eagle(settings: Settings, hardware: str, gpus: int):
+    eagle = multi.workload_series(settings)["eagle"]
+    return multi.evaluate_series(settings, eagle, concurrency=np.array([1, 64]), hardware=hardware,
+                                 tensor_parallel=gpus)  # fmt: skip
+
+
+def mi300x_links(settings: Settings) -> Said:
+    """The all-reduce share of the verify pass on four MI300X against four H100s."""
+    h4, m4 = _mi300x_eagle(settings, "h100-sxm", 4), _mi300x_eagle(settings, "mi300x", 4)
+    higher = bool(np.all(m4.verify_communication_share > h4.verify_communication_share))
+    return claim("mi300x_links", "higher" if higher else "lower", {}, MI300X_LINKS)
+
+
+MI300X_PER_GPU = {
+    "busier": "Per GPU, plain decoding at 64 sequences runs at {h100_tp4} tokens/s on four H100s, {mi300x_tp4} on "
+    "four MI300X and {mi300x_tp2} on two: fewer GPUs, each busier.",
+    "not_busier": "Per GPU, plain decoding at 64 sequences runs at {h100_tp4} tokens/s on four H100s, {mi300x_tp4} "
+    "on four MI300X and {mi300x_tp2} on two.",
+}
+
+
+def mi300x_per_gpu(settings: Settings) -> Said:
+    """Plain decoding's throughput per GPU at 64 sequences on four H100s, four MI300X and two."""
+    rates = {f"{h.split('-')[0]}_tp{g}": float(_mi300x_eagle(settings, h, g).base_tokens_per_s[1]) / g
+             for h, g in (("h100-sxm", 4), ("mi300x", 4), ("mi300x", 2))}  # fmt: skip
+    values = {k: plain(v, 0) for k, v in rates.items()}
+    outcome = "busier" if rates["mi300x_tp2"] > rates["mi300x_tp4"] else "not_busier"
+    return claim("mi300x_per_gpu", outcome, values, MI300X_PER_GPU)
+
+
+TREE_WIDTH = {
+    "shrink": "The wide tree falls behind the chain from {behind} sequences and loses to plain decoding (by more "
+    "than 3%) from {loss}. A tree's width should shrink as the batch grows.",
+    "never_behind": "The wide tree stays ahead of the chain at every rung and loses to plain decoding from {loss} "
+    "sequences.",
+}
+
+
+def tree_width(settings: Settings) -> Said:
+    """Where the wide tree falls behind the chain and below plain decoding."""
+    data = multi.tree_ladder(settings)
+    chain, wide = (data[data["shape"] == k]["speedup"].to_numpy() for k in ("chain", "wide"))
+    behind = first_rung(LADDER, wide < chain)
+    values = {"behind": rung(behind), "loss": rung(first_rung(LADDER, slower(wide)))}
+    return claim("tree_width", "never_behind" if behind is None else "shrink", values, TREE_WIDTH)
+
+
+MOE_PREMISE = {
+    "removed:returns": "That removes the premise of speculation at low batch, a verify pass nearly as cheap as a "
+    "plain step. Cascade (Saxena et al., [arXiv:2506.20675](https://arxiv.org/abs/2506.20675)) describes it: in "
+    'MoE models "draft tokens collectively activate more weights, increasing data movement and verification '
+    "time\". Under load the premise returns: at 64 sequences the plain step's tokens already reach {distinct_64} of "
+    "the {experts} experts per layer on average, and a verify pass reads hardly more weights than a plain step "
+    "({ratio_64}).",
+}
+
+
+def moe_premise(settings: Settings) -> Said:
+    """The mixture of experts' verify pass against its plain step at 1 and 64 sequences."""
+    ev = multi.moe_pass(settings, multi.MOE_TARGET, drafter=multi.MOE_DRAFT, concurrency=np.array([1, 64]))
+    ratio = np.asarray(ev.verify_weights_read_bytes / ev.plain_weights_read_bytes)
+    moe = get_architecture(multi.MOE_TARGET)
+    distinct = experts.expected_distinct_experts(64, moe.num_experts or 1, moe.num_experts_per_tok or 1)
+    values = {"distinct_64": plain(float(distinct), 1), "experts": plain(moe.num_experts or 1, 0),
+              "ratio_64": times(ratio[1])}  # fmt: skip
+    outcome = f"{'removed' if ratio[0] > 1.5 else 'kept'}:{'returns' if ratio[1] < 1.1 else 'stays'}"
+    return claim("moe_premise", outcome, values, MOE_PREMISE)
+
+
+MOE_CURVES = {
+    "opposite": "The curves run the other way from the dense model's: on the mixture of experts the EAGLE head does "
+    "best at {moe_best_b} sequences ({moe_best}), while on the dense model it does best at {dense_best_b} "
+    "({dense_best}) and gives {dense_b64} at 64.",
+    "alike": "The curves have the same shape on both: the EAGLE head does best at {moe_best_b} sequences on the "
+    "mixture of experts ({moe_best}) and at {dense_best_b} on the dense model ({dense_best}).",
+}
+BIG_MOE = {
+    "alike": "The larger {big_name} on eight H100s behaves alike: its plain step at one sequence reads "
+    "{big_plain}, its verify pass {big_verify}, and the EAGLE head gives {big_b1} at one sequence and {big_best} at "
+    "{big_best_b}.",
+    "different": "The larger {big_name} on eight H100s behaves differently: its plain step at one sequence reads "
+    "{big_plain}, its verify pass {big_verify}, and the EAGLE head gives {big_b1} at one sequence, its best.",
+}
+
+
+def moe_curves(settings: Settings) -> Said:
+    """Where the EAGLE head does best on the mixture of experts and on the dense model, and on
+    the larger mixture of experts on eight GPUs."""
+    data = multi.moe_ladders(settings)
+    best = {}
+    for target in (multi.MOE_TARGET, multi.DENSE_TARGET):
+        label = get_architecture(target).name
+        part = data[(data["panel"].str.startswith(label + ",")) & (data["drafter"] == "eagle")]
+        curve = part["speedup"].to_numpy()
+        best[target] = (int(LADDER[np.argmax(curve)]), float(curve.max()), float(curve[6]))
+    big = get_architecture("qwen3-235b-a22b")
+    b8 = one(settings, concurrency=LADDER, target=big.key, tensor_parallel=8, drafter="eagle", engine=multi.ENGINE)
+    values = {
+        "moe_best_b": plain(best[multi.MOE_TARGET][0], 0),
+        "moe_best": times(best[multi.MOE_TARGET][1]),
+        "dense_best_b": plain(best[multi.DENSE_TARGET][0], 0),
+        "dense_best": times(best[multi.DENSE_TARGET][1]),
+        "dense_b64": times(best[multi.DENSE_TARGET][2]),
+        "big_name": name(big.name),
+        "big_plain": name(gib(float(b8.plain_weights_read_bytes[0]))),
+        "big_verify": name(gib(float(b8.verify_weights_read_bytes[0]))),
+        "big_b1": times(b8.speedup[0]),
+        "big_best": times(b8.speedup.max()),
+        "big_best_b": plain(LADDER[np.argmax(b8.speedup)], 0),
+    }
+    shape = "opposite" if best[multi.MOE_TARGET][0] > best[multi.DENSE_TARGET][0] else "alike"
+    big_shape = "alike" if int(np.argmax(b8.speedup)) > 0 and shape == "opposite" else "different"
+    facets = [("two models", shape, MOE_CURVES), ("larger model", big_shape, BIG_MOE)]
+    return composed("moe_curves", facets, values)
+
+
+CLAIMS = (b70_predictions, b70_ladder, mi300x_links, mi300x_per_gpu, tree_width, moe_premise, moe_curves)

@@ -1,0 +1,158 @@
+"""Claims of section 4's draft models and heads: why a small draft's cache is large, a bigger
+draft, and heads against the draft model at one and at 64 sequences."""
+
+from __future__ import annotations
+
+from sitebuild.claims.core import Said, claim, composed
+from sitebuild.claims.words import part, verdict
+from sitebuild.numbers.common import one
+from sitebuild.numbers.text import at, name, percent, plain, speedup_at
+from specmodel.formatting import GIB, KIB
+from specmodel.model import architecture as arch
+from specmodel.model.drafters import drafter_coefficients
+from specmodel.model.settings import Settings
+from specmodel.model.specs import get_architecture
+
+KV_HEADS = {
+    "cache_heavier": "{target} has {n_target} query heads on {k_target} KV heads, {draft} {n_draft} on "
+    "{k_draft} and {big_draft} {n_big} on {k_big}, so their cache entries differ less than their weights: "
+    "{draft} keeps {draft_kv_kib} KiB per token against the target's {target_kv_kib} KiB ({draft_kv_share}) with "
+    "{draft_weight_share} of its weights, and reads that cache γ times per iteration where the target reads its "
+    "own once.",
+    "cache_lighter": "{target} has {n_target} query heads on {k_target} KV heads, {draft} {n_draft} on "
+    "{k_draft}, and {big_draft} {n_big} on {k_big}. {draft} keeps {draft_kv_kib} KiB per token against the "
+    "target's {target_kv_kib} KiB ({draft_kv_share}), less than its share of the weights ({draft_weight_share}), "
+    "but it reads that cache γ times per iteration where the target reads its own once.",
+}
+
+
+def kv_heads(settings: Settings) -> Said:
+    """The three models' attention heads, and the draft's cache share against its weight share."""
+    dep = settings.deployment
+    t, d, b = (get_architecture(k) for k in (dep.target, dep.draft, dep.big_draft))
+    kv_share = arch.kv_cache_bytes_per_token(d) / arch.kv_cache_bytes_per_token(t)
+    weight_share = arch.weight_bytes(d) / arch.weight_bytes(t)
+    values = {
+        "target": name(t.name),
+        "draft": name(d.name),
+        "big_draft": name(b.name),
+        "n_target": plain(t.num_attention_heads, 0),
+        "k_target": plain(t.num_key_value_heads, 0),
+        "n_draft": plain(d.num_attention_heads, 0),
+        "k_draft": plain(d.num_key_value_heads, 0),
+        "n_big": plain(b.num_attention_heads, 0),
+        "k_big": plain(b.num_key_value_heads, 0),
+        "draft_kv_kib": plain(arch.kv_cache_bytes_per_token(d) / KIB, 0),
+        "target_kv_kib": plain(arch.kv_cache_bytes_per_token(t) / KIB, 0),
+        "draft_kv_share": percent(kv_share),
+        "draft_weight_share": percent(weight_share),
+    }
+    return claim("kv_heads", "cache_heavier" if kv_share > weight_share else "cache_lighter", values, KV_HEADS)
+
+
+BIG_DRAFT = {
+    "short": "gives {speedup_big} at one sequence instead of {speedup_b1}, with {draft_share_big} of the wall "
+    "clock now spent drafting. Even at an optimistic α = 0.95 it reaches only {speedup_big_a95}, still short of "
+    "{draft} at 0.75.",
+    "level": "gives {speedup_big} at one sequence instead of {speedup_b1}, with {draft_share_big} of the wall "
+    "clock now spent drafting. Only at an optimistic α = 0.95 does it draw level with {draft} at 0.75: "
+    "{speedup_big_a95}.",
+    "ahead": "gives {speedup_big} at one sequence instead of {speedup_b1}, with {draft_share_big} of the wall "
+    "clock now spent drafting. At an optimistic α = 0.95 it reaches {speedup_big_a95}, ahead of {draft} at 0.75: "
+    "a larger draft pays only if it is accepted much more often.",
+}
+
+
+def big_draft(settings: Settings) -> Said:
+    """The big draft at the same alpha and at 0.95, against the draft at 0.75."""
+    dep = settings.deployment
+    d, big = one(settings), one(settings, drafter=dep.big_draft)
+    a95 = one(settings, drafter=dep.big_draft, alpha=0.95)
+    values = {
+        "speedup_big": speedup_at(big.speedup, drafter=dep.big_draft),
+        "speedup_b1": speedup_at(d.speedup),
+        "draft_share_big": at(percent(big.draft_share), "draft_share", drafter=dep.big_draft),
+        "speedup_big_a95": speedup_at(a95.speedup, drafter=dep.big_draft, alpha=0.95),
+        "draft": name(get_architecture(dep.draft).name),
+    }
+    high, low = values["speedup_big_a95"], values["speedup_b1"]
+    outcome = "level" if high.text == low.text else "short" if high.value < low.value else "ahead"
+    return claim("big_draft", outcome, values, BIG_DRAFT)
+
+
+HEAD_B1_SIZE = {
+    "more": "That is more than the {draft_read} GiB a pass of the whole {draft} reads,",
+    "less": "That is less than the {draft_read} GiB a pass of {draft} reads,",
+}
+HEAD_B1_SPEED = {
+    "weights:slower": "so at one sequence, where reading weights is nearly all the cost, the head is the slower "
+    "drafter at the same α: {speedup_eagle_b1} against {speedup_b1}.",
+    "weights:faster": "and at one sequence, where reading weights is nearly all the cost, the head is the faster "
+    "drafter at the same α: {speedup_eagle_b1} against {speedup_b1}.",
+    "other:slower": "and at one sequence the head is the slower drafter at the same α: {speedup_eagle_b1} against "
+    "{speedup_b1}.",
+    "other:faster": "and at one sequence the head is the faster drafter at the same α: {speedup_eagle_b1} against "
+    "{speedup_b1}.",
+}
+
+
+def head_b1(settings: Settings) -> Said:
+    """An EAGLE head's step against a draft-model pass: bytes read, and the speedup at one sequence."""
+    dep, fpp = settings.deployment, settings.constants.FLOPS_PER_PARAMETER
+    eagle_read = drafter_coefficients("eagle", dep.target, fpp).weight_bytes
+    draft_read = drafter_coefficients(dep.draft, dep.target, fpp).weight_bytes
+    e, d = one(settings, drafter="eagle"), one(settings)
+    weights = part(d.base_time_parts, "target_weights") / float(d.base_time_parts.sum()) > 0.9
+    values = {
+        "draft_read": plain(draft_read / GIB),
+        "draft": name(get_architecture(dep.draft).name),
+        "speedup_eagle_b1": speedup_at(e.speedup, drafter="eagle"),
+        "speedup_b1": speedup_at(d.speedup),
+    }
+    size = "more" if eagle_read > draft_read else "less"
+    speed = "slower" if float(e.speedup) < float(d.speedup) else "faster"
+    facets = [("size", size, HEAD_B1_SIZE), ("speed", f"{'weights' if weights else 'other'}:{speed}", HEAD_B1_SPEED)]
+    return composed("head_b1", facets, values)
+
+
+HEAD_B64_DRAFT = {
+    "slower": "At 64 sequences a pass of {draft} moves {draft_step_gib} GiB, {draft_cache_share} of it cache; "
+    "drafting takes {draft_share} of the wall clock and the draft model loses ({speedup_draft}).",
+    "even": "At 64 sequences a pass of {draft} moves {draft_step_gib} GiB, {draft_cache_share} of it cache; "
+    "drafting takes {draft_share} of the wall clock and the draft model is about even ({speedup_draft}).",
+    "faster": "At 64 sequences a pass of {draft} moves {draft_step_gib} GiB, {draft_cache_share} of it cache; "
+    "drafting takes {draft_share} of the wall clock and the draft model gains only {speedup_draft}.",
+}
+HEAD_B64_EAGLE = {
+    "faster": "The EAGLE head's step moves {eagle_step_gib} GiB, drafting takes {eagle_share}, and speculation "
+    "gains {speedup_eagle} ({speedup_eagle32k} with the 32k vocabulary).",
+    "even": "The EAGLE head's step moves {eagle_step_gib} GiB and drafting takes {eagle_share}, but speculation is "
+    "about even with it too ({speedup_eagle}; {speedup_eagle32k} with the 32k vocabulary).",
+    "slower": "The EAGLE head's step moves {eagle_step_gib} GiB and drafting takes {eagle_share}, but speculation "
+    "loses with it too ({speedup_eagle}; {speedup_eagle32k} with the 32k vocabulary).",
+}
+
+
+def head_b64(settings: Settings) -> Said:
+    """At 64 sequences: a draft-model pass against an EAGLE head's step."""
+    dep = settings.deployment
+    d, e = one(settings, concurrency=64), one(settings, concurrency=64, drafter="eagle")
+    e32 = one(settings, concurrency=64, drafter="eagle-32k")
+    kv, weights = part(d.spec_time_parts, "draft_kv"), part(d.spec_time_parts, "draft_weights")
+    cache_share = kv / (kv + weights)  # memory times, so shares of the bytes the draft's passes move
+    values = {
+        "draft": name(get_architecture(dep.draft).name),
+        "draft_step_gib": plain(d.draft_step_bytes / GIB),
+        "draft_cache_share": percent(cache_share),
+        "draft_share": at(percent(d.draft_share), "draft_share", concurrency=64),
+        "speedup_draft": speedup_at(d.speedup, concurrency=64),
+        "eagle_step_gib": plain(e.draft_step_bytes / GIB),
+        "eagle_share": at(percent(e.draft_share), "draft_share", concurrency=64, drafter="eagle"),
+        "speedup_eagle": speedup_at(e.speedup, concurrency=64, drafter="eagle"),
+        "speedup_eagle32k": speedup_at(e32.speedup, concurrency=64, drafter="eagle-32k"),
+    }
+    facets = [("draft model", verdict(d.speedup), HEAD_B64_DRAFT), ("head", verdict(e.speedup), HEAD_B64_EAGLE)]
+    return composed("head_b64", facets, values)
+
+
+CLAIMS = (kv_heads, big_draft, head_b1, head_b64)
