@@ -57,6 +57,47 @@ def serve(site: Path, port: int):
         server.server_close()
 
 
+#: What GitHub Pages compresses on the fly (Content-Encoding: gzip), by file suffix; other files
+#: (images, fonts, the simulator's .bin.gz slices) go as they are.
+GZIPPED = {".html", ".css", ".js", ".json", ".svg", ".txt", ".xml", ".csv", ".map"}
+
+
+class _Gzip(_Quiet):
+    """A static server that gzips text responses for a client that accepts it, as GitHub
+    Pages does (it serves with HTTP/2; this server speaks HTTP/1.1, so each request pays the
+    latency a throttled browser adds)."""
+
+    def send_head(self):  # type: ignore[override]
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and path.is_file() and path.suffix in GZIPPED):
+            return super().send_head()
+        import gzip
+        import io
+
+        body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+@contextlib.contextmanager
+def serve_gzip(site: Path, port: int):
+    """The built site on http://127.0.0.1:<port>/, text gzipped as GitHub Pages serves it."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_Gzip, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 

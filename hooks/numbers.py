@@ -5,7 +5,9 @@ In every Markdown page:
 * ``{{ name }}`` becomes the text of number ``name`` in docs/generated/numbers.json;
 * ``{{ claim:name }}`` becomes the wording the build chose for claim ``name``
   (docs/generated/claims.json), with its numbers in place;
-* ``{{ figure:id }}`` becomes the figure fragment docs/generated/figures/<id>.html;
+* ``{{ figure:id }}`` becomes the figure fragment docs/generated/figures/<id>.html, its
+  links to the figure's JSON and CSV (published in docs/generated/figdata/) made relative to
+  the page, so that the site works wherever it is served;
 * ``{{ table:name }}`` becomes the table docs/generated/tables/<name>.md;
 * ``{{ output:name }}`` becomes the command output docs/generated/outputs/<name>.txt;
 * ``{{ html:name }}`` becomes the HTML block docs/generated/html/<name>.html.
@@ -22,6 +24,7 @@ import re
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.utils import get_relative_url
 
 PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output|html|claim):)?([A-Za-z0-9_\-]+)\s*\}\}")
 SLOT = re.compile(r"\{([a-z0-9_]+)\}")
@@ -95,16 +98,33 @@ def _claim(name: str, where: str, linked: bool) -> str:
     return SLOT.sub(lambda m: _render(entry["values"][m.group(1)], linked), entry["wording"])
 
 
+#: The figure's files as the fragment names them, relative to the site's root (sitebuild.build.FIGDATA).
+FIGDATA = re.compile(r'(data-src|href)="(generated/figdata/[^"]+)"')
+DATA_LINK = '<a class="specfig-data"'
+
+
+def _relative(fragment: str, page_url: str) -> str:
+    """The fragment with its links to the figure's files relative to the page at ``page_url``
+    ("" for the home page, "beyond/" for another with directory URLs)."""
+    return FIGDATA.sub(lambda m: f'{m.group(1)}="{get_relative_url(m.group(2), page_url)}"', fragment)
+
+
 def _numbered_figure(fragment: str, number: int, linked: bool) -> str:
     """The figure with "Figure N." before its caption and, on the simulator's page, a link to
-    the simulator at the setting the figure shows."""
+    the simulator at the setting the figure shows (before the link to the figure's data)."""
     setting = SETTING.search(fragment)
     link = ""
     if linked and setting is not None:
         query = f"?{setting.group(1)}" if setting.group(1) else "?"
         link = f' <a class="specfig-open" href="{query}#simulator">Open this setting in the simulator.</a>'
-    return CAPTION.sub(lambda m: f"<figcaption><strong>Figure {number}.</strong> {m.group(1)}{link}</figcaption>",
-                       fragment, count=1)  # fmt: skip
+
+    def caption(m: re.Match) -> str:
+        text = m.group(1)
+        at = text.find(DATA_LINK)
+        text = text + link if at < 0 else text[:at].rstrip() + link + " " + text[at:]
+        return f"<figcaption><strong>Figure {number}.</strong> {text}</figcaption>"
+
+    return CAPTION.sub(caption, fragment, count=1)
 
 
 def on_page_markdown(markdown, page, **kwargs):
@@ -115,7 +135,7 @@ def on_page_markdown(markdown, page, **kwargs):
     def replace(match: re.Match) -> str:
         kind, name = match.group(1), match.group(2)
         if kind == "figure":
-            return _numbered_figure(_fragment(kind, name, where), next(figures), linked)
+            return _numbered_figure(_relative(_fragment(kind, name, where), page.url), next(figures), linked)
         if kind == "claim":
             return _claim(name, where, linked)
         if kind:

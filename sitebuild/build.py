@@ -49,23 +49,85 @@ def simulator_settings(settings: Settings) -> dict[str, dict[str, object]]:
     }
 
 
-def figure_fragment(spec: FigureSpec, fig: go.Figure, link: dict[str, object] | None = None) -> str:
-    """The HTML the page embeds: a div carrying the figure as JSON, and the caption.
+#: Where each figure's JSON and its data table (CSV) are published, relative to the site's
+#: root: ``<FIGDATA><id>.json`` and ``<FIGDATA><id>.csv``. hooks/numbers.py makes these paths
+#: relative to the page that shows the figure.
+FIGDATA = "generated/figdata/"
+
+
+def reserved_style(fig: go.Figure) -> str:
+    """The figure's size known before it is drawn, as CSS custom properties (extra.css reserves
+    the space, so that the page does not move when the figure draws): its height, its narrow
+    variant's height, and how many controls (sliders and menus) figures.js puts above it."""
+    height = fig.layout.height
+    narrow = ((fig.layout.meta or {}).get("narrow") or {}).get("layout", {}).get("height")
+    controls = len(fig.layout.sliders or ()) + len(fig.layout.updatemenus or ())
+    parts = [f"--specfig-height:{height}px" if height else "",
+             f"--specfig-narrow-height:{narrow}px" if narrow else "",
+             f"--specfig-controls:{controls}" if controls else ""]  # fmt: skip
+    return ";".join(p for p in parts if p)
+
+
+def figure_fragment(
+    figure_id: str,
+    title: str,
+    caption: str,
+    fig: go.Figure,
+    link: dict[str, object] | None = None,
+    *,
+    source: str | None = None,
+    table: str | None = None,
+) -> str:
+    """The HTML a page embeds: a div that figures.js draws the figure in, the caption and a
+    link to the data behind the figure.
 
     No plotly.js inside; docs/javascripts/figures.js draws every ``.specfig`` with the
-    site's single copy. The JSON sits in a ``data-figure`` attribute rather than a
-    ``<script>`` element because Material's instant navigation re-executes every script
-    in the content it swaps in. Ids are fixed, so the output is byte-stable.
+    site's single copy. ``source``: the URL of the figure's JSON (``data-src``), fetched when
+    the figure nears the viewport; without it the JSON is written into the page, in a
+    ``data-figure`` attribute (the notebook's figures). ``table``: the URL of the figure's data
+    as CSV, or the HTML of a table of it (starting with ``<``), linked (the link left out of
+    the search index) or shown under the caption. The space the figure takes is reserved in an
+    inline style. Ids are fixed, so the output is byte-stable.
     """
-    payload = html.escape(fig.to_json(pretty=False, engine="json"), quote=True)
+    if source is not None:
+        where = f'data-src="{html.escape(source, quote=True)}"'
+    else:
+        where = f'data-figure="{html.escape(fig.to_json(pretty=False, engine="json"), quote=True)}"'
+    style = reserved_style(fig)
+    style_attr = f' style="{style}"' if style else ""
     setting = f' data-simulator-setting="{html.escape(urlencode(link))}"' if link is not None else ""
+    behind = ""
+    if table is not None and table.startswith("<"):
+        behind = f'\n<details class="specfig-data"><summary>The data behind this figure</summary>\n{table}\n</details>'
+    elif table is not None:
+        name = html.escape(f"The data behind this figure (CSV): {title}", quote=True)
+        behind = (
+            f' <a class="specfig-data" href="{html.escape(table, quote=True)}" type="text/csv" '
+            f'aria-label="{name}" data-search-exclude>The data behind this figure (CSV)</a>'
+        )
     return (
-        f'<figure class="specfig-figure" id="figure-{spec.id}"{setting}>\n'
-        f'<div class="specfig" id="fig-{spec.id}" role="img" aria-label="{html.escape(spec.title)}" '
-        f'data-figure="{payload}"></div>\n'
-        f"<figcaption>{html.escape(spec.caption)}</figcaption>\n"
+        f'<figure class="specfig-figure" id="figure-{figure_id}"{setting}>\n'
+        f'<div class="specfig" id="fig-{figure_id}" role="img" aria-label="{html.escape(title)}" '
+        f"{where}{style_attr}></div>\n"
+        f"<figcaption>{html.escape(caption)}{behind}</figcaption>\n"
         "</figure>\n"
     )
+
+
+def figure_files(spec: FigureSpec, settings: Settings, link: dict[str, object] | None) -> dict[str, str]:
+    """A figure's fragment (``figures/<id>.html``), its JSON and its data table as CSV
+    (``figdata/<id>.json``, ``figdata/<id>.csv``), from one computation of its data."""
+    computed = spec.data(settings)
+    fig = spec.draw(computed, settings)
+    json_path, csv_path = f"{FIGDATA}{spec.id}.json", f"{FIGDATA}{spec.id}.csv"
+    fragment = figure_fragment(spec.id, spec.title, spec.caption, fig, link, source=json_path, table=csv_path)
+    csv = spec.table(computed).to_csv(index=False, lineterminator="\n", float_format="%.6g")
+    folder = FIGDATA.removeprefix("generated/")
+    return {
+        f"figures/{spec.id}.html": fragment,
+        f"{folder}{spec.id}.json": fig.to_json(pretty=False, engine="json") + "\n",
+        f"{folder}{spec.id}.csv": csv,
+    }
 
 
 #: Command outputs the CLI page shows: name -> argv.
@@ -218,9 +280,9 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     for the deployment and constants of ``settings``."""
     settings = deployment.resolved(settings)
     links = simulator_settings(settings)
-    files: dict[str, str | bytes] = {
-        f"figures/{spec.id}.html": figure_fragment(spec, spec.make(settings), links.get(spec.id)) for spec in FIGURES
-    }
+    files: dict[str, str | bytes] = {}
+    for spec in FIGURES:
+        files.update(figure_files(spec, settings, links.get(spec.id)))
     # The calibration table is the article's deployment and constants against the article.
     files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
     files["tables/constants.md"] = tables.constants(settings) + "\n"
@@ -243,9 +305,8 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
     files["claims.json"] = claims_json(settings) + "\n"
     files["outputs/engine-log-b64.txt"] = simulator_log.log_line(settings, Scenario(concurrency=64)) + "\n"
     sim = simulator.simulator_data(simulator.evaluate_grid(settings))
-    files["data/simulator.json"] = json.dumps(sim.meta, separators=(",", ":"), sort_keys=True) + "\n"
-    for engine, name in sim.meta["binaries"].items():  # gzip without a timestamp: reproducible
-        files[f"data/{name}"] = gzip.compress(sim.blobs[engine], compresslevel=9, mtime=0)
+    for name, blob in sim.blobs.items():  # one slice per file; gzip without a timestamp: reproducible
+        files[f"data/sim/{name}"] = gzip.compress(blob, compresslevel=9, mtime=0)
     files["html/simulator.html"] = simulator_markup.simulator_html(settings, sim)
     for name, argv in CLI_EXAMPLES.items():
         with using(Settings()):  # the command line's own defaults, whatever the site's config
@@ -298,4 +359,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["FIGURES", "main", "outputs"]
+__all__ = ["FIGDATA", "FIGURES", "figure_fragment", "main", "outputs"]

@@ -1,12 +1,16 @@
-"""The simulator at the top of the article: its data file (the HTML is in :mod:`sitebuild.simulator_markup`).
+"""The simulator at the top of the article: its data, cut into slices so that the first answer
+needs only one small file (the HTML is in :mod:`sitebuild.simulator_markup`).
 
-The browser script (docs/javascripts/simulator.js) looks values up in the data written
-here and formats them; it computes nothing about speculative decoding. Each quantity is
-stored only over the axes it depends on, as integers in units of its displayed precision
-(so the page prints exactly what Python prints). The integers are laid end to end in one
-little-endian binary file (``simulator.bin``, shipped gzipped and inflated by the browser's
-own DecompressionStream), which the page maps into typed arrays with no parsing;
-``simulator.json`` describes where each quantity lies in it.
+The browser script (docs/javascripts/simulator.js, embedded in the page by the build) looks
+values up in the data written here and formats them; it computes nothing about speculative
+decoding. The simulator's scenarios are cut into slices, one per engine, drafter, acceptance
+profile and alpha (:data:`SLICE_AXES`): a slice holds every quantity over the remaining axes,
+concurrency, context and gamma (:data:`INNER_AXES`), each stored only over the axes it
+depends on, as integers in units of its displayed precision (so the page prints exactly what
+Python prints). A slice is one little-endian binary file, its arrays stored byte plane by byte
+plane and gzipped (the browser inflates it with its own DecompressionStream). Every quantity
+has the same type and offset in every slice, so one description (:class:`SimulatorData`'s
+``meta``, embedded in the page as JSON) serves them all.
 """
 
 from __future__ import annotations
@@ -25,10 +29,15 @@ from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import SIMULATOR_AXES, SIMULATOR_AXIS_VALUES, default_scenario
 from specmodel.model.settings import Settings
+from specmodel.model.timing import TIME_PARTS
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.vllm import metrics as vllm
 
 ALL = SIMULATOR_AXES
+#: The axes that pick a slice (one file each), and the axes inside a slice.
+SLICE_AXES = ("engine", "drafter", "acceptance", "alpha")
+INNER_AXES = ("concurrency", "context", "gamma")
+INNER = INNER_AXES
 
 
 def axes(settings: Settings) -> dict[str, tuple[Any, ...]]:
@@ -38,49 +47,48 @@ def axes(settings: Settings) -> dict[str, tuple[Any, ...]]:
     return {name: tuple(values[name]) for name in ALL}
 
 
-def _engine_first(axes: tuple[str, ...]) -> tuple[str, ...]:
-    """The same axes with ``engine`` first: each engine's values lie in one block, which the
-    gzip of the binary file compresses far better than interleaved engines."""
-    return (*[a for a in axes if a == "engine"], *[a for a in axes if a != "engine"])
-
-
-#: The readouts the simulator shows, and the axes each depends on.
-_READOUT_AXES: dict[str, tuple[str, ...]] = {
-    "speedup": ALL,
-    "spec_tokens_per_s": ALL,
-    "base_tokens_per_s": ("concurrency", "context", "engine"),
-    "mean_acceptance_length": ("gamma", "acceptance", "alpha"),
-    "draft_share": ALL,
-    "arithmetic_ratio": ("context", "gamma", "drafter", "acceptance", "alpha", "engine"),
-    "verify_idle": ("concurrency", "context", "gamma", "engine"),
-    "verify_gib": ("concurrency", "context", "gamma"),  # gamma: a mixture of experts reads more experts
-    "verify_tflop": ("concurrency", "context", "gamma"),
-    "verify_memory_ms": ("concurrency", "context", "gamma"),
-    "verify_compute_ms": ("concurrency", "context", "gamma", "engine"),
-    "hbm_required_gib": ("concurrency", "context", "drafter"),
-    "max_concurrency": ("context", "drafter"),
+#: The readouts the simulator shows, and the axes inside a slice that each depends on.
+READOUT_AXES: dict[str, tuple[str, ...]] = {
+    "speedup": INNER,
+    "mean_acceptance_length": ("gamma",),
+    "draft_share": INNER,
+    "verify_idle": INNER,
+    "spec_tokens_per_s": INNER,
+    "base_tokens_per_s": ("concurrency", "context"),
+    "arithmetic_ratio": ("context", "gamma"),
+    "verify_gib": INNER,
+    "verify_tflop": INNER,
+    "verify_memory_ms": INNER,
+    "verify_compute_ms": INNER,
+    "draft_weight_fraction": (),
+    "draft_kv_fraction": (),
+    "hbm_required_gib": ("concurrency", "context"),
+    "max_concurrency": ("context",),
     "max_concurrency_without_draft": ("context",),
 }
-
-READOUT_AXES = {key: _engine_first(axes) for key, axes in _READOUT_AXES.items()}
+#: The readouts that give the answer's three reasons: what a verify pass yields, what drafting
+#: costs, and whether the verify pass's extra positions are free.
+REASONS = ("mean_acceptance_length", "draft_share", "verify_idle")
+#: The parts of the time per token the simulator lists, as shares of a plain step's: every
+#: part of :data:`specmodel.model.timing.TIME_PARTS`, speculating (over every inner axis)
+#: and plain (over concurrency and context).
+PART_DECIMALS = 0
 
 #: Whether the scenario fits in memory: the axes it depends on.
-FITS_AXES = ("concurrency", "context", "drafter")
+FITS_AXES = ("concurrency", "context")
 
-#: Axes of vLLM's acceptance figures in the log: an n-gram lookup under a real engine drafts
-#: only on a match, and vLLM counts matched drafts only.
-_COUNTED = ("gamma", "drafter", "acceptance", "alpha", "engine")
-#: Fields of vLLM's log line, in LOG_FORMAT's order, with the axes each depends on.
-_LOG_FIELDS: dict[str, tuple[str, ...]] = {
-    "mean_acceptance_length": _COUNTED,
-    "accepted_throughput": ALL,
-    "drafted_throughput": ALL,
-    "accepted": ("concurrency", "gamma", "acceptance", "alpha", "engine"),
-    "drafted": ("concurrency", *_COUNTED),
-    "per_position": _COUNTED,
-    "draft_acceptance_percent": _COUNTED,
+#: Fields of vLLM's log line, in LOG_FORMAT's order, with the axes each depends on inside a
+#: slice (an n-gram lookup under a real engine drafts only on a match, and vLLM counts
+#: matched drafts only; the slice fixes drafter and engine).
+LOG_FIELDS: dict[str, tuple[str, ...]] = {
+    "mean_acceptance_length": ("gamma",),
+    "accepted_throughput": INNER,
+    "drafted_throughput": INNER,
+    "accepted": ("concurrency", "gamma"),
+    "drafted": ("concurrency", "gamma"),
+    "per_position": ("gamma",),
+    "draft_acceptance_percent": ("gamma",),
 }
-LOG_FIELDS = {key: _engine_first(axes) for key, axes in _LOG_FIELDS.items()}
 
 #: Words for the token row (the simulator samples how many guesses survive, not text).
 TOKEN_WORDS = (
@@ -97,6 +105,8 @@ TOKEN_WORDS = (
     "checks",
     "them",
 )
+#: The token row's cumulative distribution of accepted guesses, in these units.
+CDF_SCALE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -114,20 +124,24 @@ def evaluate_grid(settings: Settings) -> Grid:
     return Grid(settings, ev, expected_counters(ev, mesh[0], mesh[2]))
 
 
-def _reduce(values: np.ndarray, kept: tuple[str, ...]) -> np.ndarray:
-    """``values`` over the full grid, restricted to the axes ``kept`` (index 0 on the others),
-    after checking that it really does not vary along them, with its axes in the order of
-    ``kept`` (trailing axes, such as positions, stay last)."""
-    index = tuple(slice(None) if name in kept else 0 for name in ALL)
+def _sliced(values: np.ndarray, kept: tuple[str, ...]) -> np.ndarray:
+    """``values`` over the full grid (trailing axes such as positions allowed) as
+    ``(slice, *kept, *trailing)``: the slice axes flattened first, then the inner axes in
+    ``kept``, after checking that it really does not vary along the inner axes left out."""
+    lead = len(ALL)
+    index = tuple(slice(None) if (name in kept or name in SLICE_AXES) else 0 for name in ALL)
     reduced = values[index]
-    expanded = np.broadcast_to(
-        np.expand_dims(reduced, tuple(i for i, n in enumerate(ALL) if n not in kept)), values.shape
-    )
+    dropped = tuple(i for i, n in enumerate(ALL) if n not in kept and n not in SLICE_AXES)
+    expanded = np.broadcast_to(np.expand_dims(reduced, dropped), values.shape)
     if not np.allclose(expanded, values, rtol=1e-9, atol=1e-12, equal_nan=True):
-        raise ValueError(f"quantity varies along axes outside {kept}")
-    present = [name for name in ALL if name in kept]
-    order = [present.index(name) for name in kept]
-    return np.transpose(reduced, order + list(range(len(order), reduced.ndim)))
+        raise ValueError(f"quantity varies along inner axes outside {kept}")
+    present = [n for n in ALL if n in kept or n in SLICE_AXES]
+    order = [present.index(n) for n in (*SLICE_AXES, *kept)]
+    trailing = list(range(len(present), reduced.ndim))
+    out = np.transpose(reduced, order + trailing)
+    n_slices = int(np.prod(out.shape[: len(SLICE_AXES)]))
+    del lead
+    return out.reshape((n_slices, *out.shape[len(SLICE_AXES) :]))
 
 
 def _units(text_values: list[str]) -> np.ndarray:
@@ -135,122 +149,109 @@ def _units(text_values: list[str]) -> np.ndarray:
     return np.array([int(t.replace(",", "").replace(".", "")) for t in text_values], dtype=np.int64)
 
 
-class Packer:
-    """Integer arrays laid end to end in one blob, each as the smallest unsigned type that
-    holds it, stored byte plane by byte plane: first every element's lowest byte, then every
-    element's next byte, and so on (the "shuffle" of HDF5 and Blosc). Neighbouring values
-    share their high bytes, so the planes gzip to about two thirds of the plain layout; the
-    browser puts each element's bytes back together when it loads the file."""
+def _formatted_units(values: np.ndarray, style: formatting.Style, decimals: int) -> np.ndarray:
+    texts = [formatting.number(float(v), style, decimals).rstrip("x%") for v in values.ravel()]
+    return _units(texts).reshape(values.shape)
 
-    TYPES = {"uint8": "<u1", "uint16": "<u2", "uint32": "<u4"}
 
-    def __init__(self) -> None:
-        self.blob = bytearray()
+TYPES = {"uint8": "<u1", "uint16": "<u2", "uint32": "<u4"}
+
+
+class SliceWriter:
+    """Integer arrays laid out in the same place in every slice: each quantity is added for all
+    slices at once, as the smallest unsigned type that holds it in any slice, stored byte plane
+    by byte plane (first every element's lowest byte, then every element's next byte: the
+    "shuffle" of HDF5 and Blosc; neighbouring values share their high bytes and gzip better)."""
+
+    def __init__(self, slices: int) -> None:
+        self.blobs = [bytearray() for _ in range(slices)]
 
     def add(self, units: np.ndarray) -> dict:
+        """``units`` as ``(slice, ...)``; returns where each slice holds its part."""
         if units.min(initial=0) < 0:
             raise ValueError("negative value in simulator data")
         top = int(units.max(initial=0))
-        name = next(n for n, d in self.TYPES.items() if top <= np.iinfo(np.dtype(d)).max)
-        offset = len(self.blob)
-        values = np.ascontiguousarray(units.ravel(), dtype=self.TYPES[name])
-        self.blob += values.view(np.uint8).reshape(-1, values.itemsize).T.tobytes()
-        return {"dtype": name, "offset": offset, "length": int(units.size)}
+        name = next(n for n, d in TYPES.items() if top <= np.iinfo(np.dtype(d)).max)
+        offset = len(self.blobs[0])
+        per_slice = units.reshape(units.shape[0], -1)
+        for blob, part in zip(self.blobs, per_slice, strict=True):
+            values = np.ascontiguousarray(part, dtype=TYPES[name])
+            blob += values.view(np.uint8).reshape(-1, values.itemsize).T.tobytes()
+        return {"dtype": name, "offset": offset, "length": int(per_slice.shape[1])}
 
-    @classmethod
-    def view(cls, blob: bytes, field: dict) -> np.ndarray:
-        """The integers of ``field`` (as returned by :meth:`add`) in ``blob``."""
-        dtype = np.dtype(cls.TYPES[field["dtype"]])
+    @staticmethod
+    def view(blob: bytes, field: dict) -> np.ndarray:
+        """The integers of ``field`` (as returned by :meth:`add`) in one slice's ``blob``."""
+        dtype = np.dtype(TYPES[field["dtype"]])
         planes = np.frombuffer(blob, dtype=np.uint8, count=field["length"] * dtype.itemsize, offset=field["offset"])
         return planes.reshape(dtype.itemsize, -1).T.copy().view(dtype).ravel()
 
 
-class Store:
-    """One :class:`Packer` per engine. A quantity that depends on the engine (its first axis)
-    is split: each engine's part goes to that engine's file, so the page loads only the files
-    of the engines a reader looks at. Everything else goes to the default engine's file."""
-
-    def __init__(self, engines: tuple[str, ...]):
-        self.packers = {engine: Packer() for engine in engines}
-        self.default = engines[0]
-
-    def add(self, units: np.ndarray, axes: tuple[str, ...]) -> dict:
-        flat = np.asarray(units).ravel()
-        if axes and axes[0] == "engine":
-            parts = np.split(flat, len(self.packers))
-            return {"axes": list(axes[1:]),
-                    "by_engine": {e: {"file": e, **self.packers[e].add(part)}
-                                  for e, part in zip(self.packers, parts, strict=True)}}  # fmt: skip
-        return {"axes": list(axes), "file": self.default, **self.packers[self.default].add(flat)}
-
-
 @dataclass(frozen=True)
 class SimulatorData:
-    """The description (JSON) and the integers (one binary per engine) the page loads."""
+    """The description (JSON, embedded in the page) and one binary per slice."""
 
     meta: dict
-    blobs: dict[str, bytes]
+    blobs: dict[str, bytes]  #: file name -> contents
 
-    def read(self, field: dict) -> np.ndarray:
-        return Packer.view(self.blobs[field["file"]], field)
-
-
-def _readout_units(key: str, values: np.ndarray) -> tuple[np.ndarray, dict]:
-    r = BY_KEY[key]
-    texts = [r.format(v).removesuffix(f" {r.unit}").rstrip("x%") for v in values.ravel()]
-    return _units(texts), {"label": r.label, "style": r.style, "decimals": r.decimals, "unit": r.unit}
+    def read(self, field: dict, setting: dict[str, Any]) -> np.ndarray:
+        """The integers of ``field`` in the slice of ``setting``."""
+        return SliceWriter.view(self.blobs[slice_file(self.meta, setting)], field)
 
 
-def _printf(value: float, decimals: int, kind: str) -> str:
-    return f"{int(value)}" if kind == "d" else f"{value:.{decimals}f}"
+def slice_file(meta: dict, setting: dict[str, Any]) -> str:
+    """The file of the slice that holds ``setting``: the indices of its slice axes' values."""
+    return "-".join(str(meta["axes"][a].index(setting[a])) for a in SLICE_AXES) + ".bin.gz"
 
 
-def binary_names(settings: Settings) -> dict[str, str]:
-    """The binary file of each engine, by engine."""
-    return {engine: f"simulator-{engine}.bin.gz" for engine in axes(settings)["engine"]}
+def _quantity(writer: SliceWriter, values: np.ndarray, kept: tuple[str, ...], **meta: Any) -> dict:
+    field = writer.add(_sliced(values, kept))
+    return {"axes": list(kept), **meta, **field}
 
 
-def simulator_data(grid: Grid) -> SimulatorData:
-    """Everything simulator.js needs: a JSON-ready description and the binaries it points into."""
-    ev, settings = grid.evaluation, grid.settings
-    store = Store(tuple(axes(settings)["engine"]))
-    arrays = readout_arrays(ev)
-    readouts = {}
+def _readouts(grid: Grid, writer: SliceWriter) -> dict[str, dict]:
+    arrays = readout_arrays(grid.evaluation)
+    out = {}
     for key, kept in READOUT_AXES.items():
-        reduced = _reduce(arrays[key], kept)
-        units, meta = _readout_units(key, reduced)
-        readouts[key] = {**meta, **store.add(units, kept)}
-    fits = store.add(_reduce(ev.fits.astype(np.int64), FITS_AXES), FITS_AXES)
-    cdf = _reduce_positions(np.cumsum(tokens_per_iteration_pmf(ev.per_position), axis=-1))
-    default = default_scenario(settings)
-    meta = {
-        "binaries": binary_names(settings),
-        "axis_order": list(ALL),
-        "axes": {k: list(v) for k, v in axes(settings).items()},
-        "defaults": {k: getattr(default, k) for k in ALL},
-        "fits": {**fits, "text": {"1": FITS_TEXT[True], "0": FITS_TEXT[False]}},
-        "readouts": readouts,
-        "log": {"template": log_template(), "fields": _log_fields(grid, store)},
-        "tokens": {
-            "axes": ["gamma", "acceptance", "alpha"],
-            "positions": cdf.shape[-1],
-            "cdf": [round(float(x), 6) for x in cdf.ravel()],
-            "words": list(TOKEN_WORDS),
-        },
-        "colors": {
-            "drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
-            "loss": theme.LOSS,
-            "even": theme.NEUTRAL,
-        },
-        "ladder": ladder_scale(readouts["speedup"], ev.speedup, store),
-        "verdicts": {"keys": list(VERDICT_KEYS), "text": dict(formatting.VERDICTS)},
-        "rungs": {"title": RUNG_TITLE, "unfit": RUNG_UNFIT, "unfit_headline": UNFIT_HEADLINE,
-                  "sequences": {str(b): formatting.plural(b, "sequence") for b in axes(settings)["concurrency"]}},
-    }  # fmt: skip
-    return SimulatorData(meta, {engine: bytes(p.blob) for engine, p in store.packers.items()})
+        r = BY_KEY[key]
+        units = _formatted_units(arrays[key], r.style, r.decimals)
+        out[key] = _quantity(writer, units, kept, label=r.label, style=r.style, decimals=r.decimals, unit=r.unit)
+    return out
 
 
-def _log_fields(grid: Grid, store: Store) -> dict[str, dict]:
+#: How the simulator names each part of the time per token.
+PART_LABELS = {
+    "target_weights": "Target: weights",
+    "target_kv": "Target: cache",
+    "target_arithmetic": "Target: arithmetic not hidden by memory",
+    "draft_weights": "Drafter: weights",
+    "draft_kv": "Drafter: cache",
+    "draft_arithmetic": "Drafter: arithmetic not hidden by memory",
+    "communication": "All-reduces between GPUs",
+    "engine_fixed": "Engine fixed costs",
+}
+
+
+def _time_parts(grid: Grid, writer: SliceWriter) -> tuple[dict[str, dict], dict]:
+    """Each part of the time per token as a share of the plain step's, speculating and plain;
+    and the speculative step's whole time per token, as the same share."""
+    ev = grid.evaluation
+    plain_total = ev.base_time_parts.sum(axis=-1)
+    out = {}
+    for i, part in enumerate(TIME_PARTS):
+        spec = _formatted_units(ev.spec_time_parts[..., i] / plain_total, "percent", PART_DECIMALS)
+        base = _formatted_units(ev.base_time_parts[..., i] / plain_total, "percent", PART_DECIMALS)
+        out[part] = {
+            "label": PART_LABELS[part],
+            "decimals": PART_DECIMALS,
+            "spec": _quantity(writer, spec, INNER),
+            "plain": _quantity(writer, base, ("concurrency", "context")),
+        }
+    total = _formatted_units(ev.spec_time_parts.sum(axis=-1) / plain_total, "percent", PART_DECIMALS)
+    return out, _quantity(writer, total, INNER, decimals=PART_DECIMALS)
+
+
+def _log_fields(grid: Grid, writer: SliceWriter) -> dict[str, dict]:
     """The fields of vLLM's log line by vLLM's own definitions (specmodel.vllm.metrics), as
     printf would print them, over the axes each depends on."""
     counters, elapsed = as_counters(grid.counters)
@@ -267,70 +268,100 @@ def _log_fields(grid: Grid, store: Store) -> dict[str, dict]:
     for key, kept in LOG_FIELDS.items():
         if key == "per_position":
             continue
-        reduced = _reduce(log_values[key], kept)
         spec = slots[key]
-        units = _units([_printf(v, spec["decimals"], spec["kind"]) for v in reduced.ravel()])
-        log[key] = {"decimals": spec["decimals"], **store.add(units, kept)}
-    rates = _reduce(vllm.per_position_rate(counters), LOG_FIELDS["per_position"])
-    log["per_position"] = {
-        "positions": rates.shape[-1],
-        "decimals": 3,
-        **store.add(_units([f"{v:.3f}" for v in rates.ravel()]), LOG_FIELDS["per_position"]),
-    }
+        texts = [_printf(v, spec["decimals"], spec["kind"]) for v in log_values[key].ravel()]
+        log[key] = _quantity(writer, _units(texts).reshape(log_values[key].shape), kept, decimals=spec["decimals"])
+    rates = vllm.per_position_rate(counters)
+    units = _units([f"{v:.3f}" for v in rates.ravel()]).reshape(rates.shape)
+    log["per_position"] = _quantity(writer, units, LOG_FIELDS["per_position"], decimals=3, positions=rates.shape[-1])
     return log
 
 
-#: The verdicts in the order of their codes in the ladder's table.
+def _printf(value: float, decimals: int, kind: str) -> str:
+    return f"{int(value)}" if kind == "d" else f"{value:.{decimals}f}"
+
+
+def verdict_thresholds(decimals: int, largest: float) -> dict[str, int]:
+    """The verdict of every printable speedup (in units of its last digit, up to ``largest``)
+    as two thresholds: ``faster_from`` (the smallest printed speedup called faster) and
+    ``slower_to`` (the largest called slower), read off :func:`specmodel.formatting.verdict`
+    and checked to describe it exactly."""
+    scale = 10**decimals
+    units = np.arange(int(np.ceil(largest * scale)) + 2)
+    verdicts = [formatting.verdict(u / scale, decimals) for u in units]
+    faster = [u for u, v in zip(units, verdicts) if v == "faster"]
+    slower = [u for u, v in zip(units, verdicts) if v == "slower"]
+    out = {"faster_from": int(min(faster)), "slower_to": int(max(slower))}
+    rebuilt = ["faster" if u >= out["faster_from"] else "slower" if u <= out["slower_to"] else "even" for u in units]
+    if rebuilt != verdicts:
+        raise ValueError("the verdicts of printed speedups are not two thresholds")
+    return out
+
+
+def simulator_data(grid: Grid) -> SimulatorData:
+    """Everything simulator.js needs: a JSON-ready description and one binary per slice."""
+    ev, settings = grid.evaluation, grid.settings
+    ax = axes(settings)
+    n_slices = int(np.prod([len(ax[a]) for a in SLICE_AXES]))
+    writer = SliceWriter(n_slices)
+    readouts = _readouts(grid, writer)
+    parts, parts_total = _time_parts(grid, writer)
+    fits = _quantity(writer, ev.fits.astype(np.int64), FITS_AXES)
+    per_position = _formatted_units(ev.per_position, "number", 3)
+    acceptance = _quantity(writer, per_position, ("gamma",), decimals=3, positions=per_position.shape[-1])
+    cdf = np.cumsum(tokens_per_iteration_pmf(ev.per_position), axis=-1)
+    tokens = _quantity(writer, np.rint(np.clip(cdf, 0, 1) * CDF_SCALE).astype(np.int64), ("gamma",),
+                       positions=cdf.shape[-1], scale=CDF_SCALE)  # fmt: skip
+    log = _log_fields(grid, writer)
+    default = default_scenario(settings)
+    blobs = {}
+    files = [dict(zip(SLICE_AXES, combo, strict=True)) for combo in np.ndindex(*(len(ax[a]) for a in SLICE_AXES))]
+    meta = {
+        "axis_order": list(ALL),
+        "axes": {k: list(v) for k, v in ax.items()},
+        "defaults": {k: getattr(default, k) for k in ALL},
+        "slices": {"axes": list(SLICE_AXES), "inner": list(INNER_AXES)},
+        "readouts": readouts,
+        "reasons": list(REASONS),
+        "parts": parts,
+        "parts_total": parts_total,
+        "fits": {**fits, "text": {"1": FITS_TEXT[True], "0": FITS_TEXT[False]}},
+        "acceptance": acceptance,
+        "log": {"template": log_template(), "fields": log},
+        "tokens": {**tokens, "words": list(TOKEN_WORDS)},
+        "colors": {
+            "drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
+            "loss": theme.LOSS,
+            "even": theme.NEUTRAL,
+        },
+        "verdicts": {
+            "keys": list(VERDICT_KEYS),
+            "text": dict(formatting.VERDICTS),
+            **verdict_thresholds(BY_KEY["speedup"].decimals, float(np.max(ev.speedup))),
+        },
+        "rungs": {"title": RUNG_TITLE, "unfit": RUNG_UNFIT, "unfit_headline": UNFIT_HEADLINE,
+                  "sequences": {str(b): formatting.plural(b, "sequence") for b in ax["concurrency"]}},
+        "values": {"concurrency": {str(b): formatting.plural(b, "sequence") for b in ax["concurrency"]},
+                   "context": {str(t): formatting.plural(t, "token") for t in ax["context"]}},
+        "pending": PENDING,
+    }  # fmt: skip
+    for index, setting in enumerate(files):
+        name = "-".join(str(setting[a]) for a in SLICE_AXES) + ".bin.gz"
+        blobs[name] = bytes(writer.blobs[index])
+    return SimulatorData(meta, blobs)
+
+
+#: The verdicts, in the order of their codes.
 VERDICT_KEYS = ("slower", "even", "faster")
-
-
-def ladder_levels(speedup: np.ndarray, decimals: int) -> tuple[np.ndarray, int]:
-    """The ladder's pinned log scale: for every displayable speedup (in units of its last
-    digit, 0 up to the largest in the data) the height, in tenths of a percent of the ladder,
-    at which its bar ends, and the height of the 1x baseline. The range spans every speedup
-    in the data, so changing a control never rescales it."""
-    scale = 10**decimals
-    low, high = np.log(max(speedup.min(), 1 / scale)), np.log(speedup.max())
-    units = np.arange(int(np.ceil(speedup.max() * scale)) + 1)
-    levels = (np.log(np.maximum(units, 1) / scale) - low) / (high - low)
-    levels = np.clip(np.round(1000 * levels), 0, 1000).astype(np.int64)
-    baseline = int(round(1000 * (0 - low) / (high - low)))
-    return levels, baseline
-
-
-def ladder_scale(speedup_field: dict, speedup: np.ndarray, store: Store) -> dict:
-    """The ladder as lookup tables over every displayable speedup (units of its last digit):
-    where its bar starts (``bottom``) and ends (``top``) and its ``height``, in tenths of a
-    percent of the ladder (bars rise from the 1x baseline for wins and hang below it for
-    losses; the value sits on top), and its ``verdict`` (an index into VERDICT_KEYS, read off
-    the speedup as printed by :func:`specmodel.formatting.verdict`)."""
-    decimals = speedup_field["decimals"]
-    levels, baseline = ladder_levels(speedup, decimals)
-    bottom, top = np.minimum(levels, baseline), np.maximum(levels, baseline)
-    scale = 10**decimals
-    verdicts = np.array([VERDICT_KEYS.index(formatting.verdict(u / scale, decimals)) for u in range(len(levels))])
-    return {
-        "baseline": baseline,
-        "bottom": store.add(bottom, ()),
-        "top": store.add(top, ()),
-        "height": store.add(top - bottom, ()),
-        "verdict": store.add(verdicts, ()),
-    }
-
-
-def _reduce_positions(values: np.ndarray) -> np.ndarray:
-    """Per-position quantities over (gamma, acceptance, alpha, position)."""
-    index = tuple(0 if name not in ("gamma", "acceptance", "alpha") else slice(None) for name in ALL)
-    return values[index]
-
-
 #: What the page says of a scenario that fits in memory, and of one that does not.
 FITS_TEXT = {True: "yes", False: "no: needs more memory than the GPUs have"}
 #: What the headline adds for a scenario that does not fit in memory.
 UNFIT_HEADLINE = "but it does not fit in memory: this scenario needs more GPUs"
-#: A ladder rung's tooltip and accessible name; simulator.js fills in the same fields.
+#: A ladder rung's tooltip; simulator.js fills in the same fields.
 RUNG_TITLE = "{sequences}: {speedup}, {verdict}{fit}"
 RUNG_UNFIT = "; does not fit in memory"
+#: What a readout shows while the numbers for the current setting are on their way.
+PENDING = "…"
 
 
 def rung_title(concurrency: int, speedup_text: str, verdict: str, fits: bool) -> str:
@@ -339,13 +370,23 @@ def rung_title(concurrency: int, speedup_text: str, verdict: str, fits: bool) ->
                              verdict=formatting.VERDICTS[verdict], fit="" if fits else RUNG_UNFIT)  # fmt: skip
 
 
-def default_text(settings: Settings) -> dict[str, str]:
-    """The default scenario's readouts, verdict, whether it fits, and its log line as text,
-    for the page without JavaScript."""
+def default_text(settings: Settings) -> dict[str, Any]:
+    """The default scenario's readouts, parts, acceptance, verdict, whether it fits, and its
+    log line as text, for the page without JavaScript."""
     default = default_scenario(settings)
     ev = evaluate(default, settings=settings)
     arrays = readout_arrays(ev)
-    out = {key: BY_KEY[key].format(float(arrays[key])) for key in READOUT_AXES}
+    out: dict[str, Any] = {key: BY_KEY[key].format(float(arrays[key])) for key in READOUT_AXES}
+    plain_total = float(ev.base_time_parts.sum())
+    out["parts"] = {
+        part: {
+            "spec": formatting.percent(float(ev.spec_time_parts[i]) / plain_total, PART_DECIMALS),
+            "plain": formatting.percent(float(ev.base_time_parts[i]) / plain_total, PART_DECIMALS),
+        }
+        for i, part in enumerate(TIME_PARTS)
+    }
+    out["parts_total"] = formatting.percent(float(ev.spec_time_parts.sum()) / plain_total, PART_DECIMALS)
+    out["acceptance"] = ", ".join(formatting.plain(float(u), 3) for u in np.ravel(ev.per_position)[: default.gamma])
     out["fits"] = FITS_TEXT[bool(ev.fits)]
     out["verdict"] = formatting.verdict(float(ev.speedup), BY_KEY["speedup"].decimals)
     counters, elapsed = as_counters(expected_counters(ev, default.concurrency, default.gamma))

@@ -1,36 +1,50 @@
 """The simulator's HTML, from its one template (``templates/simulator.html``), showing the
-default scenario so that the page is complete without JavaScript. The bars, the verdict and
-every readout come from the same tables the data file carries (:mod:`sitebuild.simulator`)."""
+default scenario so that the page is complete without JavaScript: every readout, the ladder's
+values, the sampled iteration and the log line come from the same tables the data files carry
+(:mod:`sitebuild.simulator`). The page's description of the data and the simulator's script
+(docs/javascripts/simulator.js) are embedded in it, and so is the default setting's slice of
+data, so that the first answer waits for nothing: no request, no other script. The ladder's
+bars are drawn by the script alone (their scale depends on the bars in view); without it each
+row shows its value."""
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import numpy as np
 
-from sitebuild import theme
+from sitebuild.paths import ROOT
 from sitebuild.simulator import (
     FITS_TEXT,
+    PART_LABELS,
+    READOUT_AXES,
+    REASONS,
     UNFIT_HEADLINE,
-    VERDICT_KEYS,
     SimulatorData,
     axes,
     default_text,
     rung_title,
+    slice_file,
 )
 from specmodel import formatting
 from specmodel.model import drafters
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import default_scenario
 from specmodel.model.settings import Settings
+from specmodel.model.timing import TIME_PARTS
 from specmodel.readouts import BY_KEY
+
+#: The simulator's script, embedded in the page (the one copy of it).
+SCRIPT = ROOT / "docs" / "javascripts" / "simulator.js"
 
 LABELS = {
     "concurrency": "Concurrent sequences",
     "context": "Context (prompt tokens)",
-    "gamma": "Draft tokens per iteration, γ",
+    "gamma": "Draft tokens per iteration, γ (vLLM's num_speculative_tokens)",
     "drafter": "Drafts come from",
     "acceptance": "Acceptance across draft positions",
     "alpha": "Acceptance rate, α",
@@ -38,24 +52,26 @@ LABELS = {
 }
 ACCEPTANCE_LABELS = {"falling": "falls with position", "same": "same at every position"}
 ENGINE_LABELS = {"ideal": "ideal roofline (the article)", "vllm": "vLLM, fitted to measurements"}
-CONTROL_KINDS = {
-    "concurrency": "select",
-    "context": "select",
-    "gamma": "range",
-    "drafter": "radio",
-    "acceptance": "radio",
-    "alpha": "range",
-    "engine": "radio",
-}
-MEMORY_GROUP = "Memory per GPU"
+#: Controls over a list of stops (the ladder's concurrencies, the grid's contexts) are sliders
+#: over their positions; the page shows and keeps the value.
+STOPS = ("concurrency", "context")
+RANGES = ("concurrency", "context", "gamma", "alpha")
+#: The readouts after the answer and its reasons, in groups.
 READOUT_GROUPS = (
-    (
-        "Throughput",
-        ("spec_tokens_per_s", "base_tokens_per_s", "mean_acceptance_length", "draft_share", "arithmetic_ratio"),
-    ),
-    ("The verify pass", ("verify_idle", "verify_gib", "verify_tflop", "verify_memory_ms", "verify_compute_ms")),
-    (MEMORY_GROUP, ("hbm_required_gib", "max_concurrency", "max_concurrency_without_draft")),
+    ("Throughput", ("spec_tokens_per_s", "base_tokens_per_s", "arithmetic_ratio")),
+    ("The verify pass", ("verify_gib", "verify_tflop", "verify_memory_ms", "verify_compute_ms")),
+    ("The drafter", ("draft_weight_fraction", "draft_kv_fraction")),
+    ("Memory per GPU", ("hbm_required_gib", "max_concurrency", "max_concurrency_without_draft")),
 )
+#: The answer's three reasons, labelled by what each says about the trade.
+REASON_LABELS = {
+    "mean_acceptance_length": "What a verify pass yields",
+    "draft_share": "What drafting costs, share of the wall clock",
+    "verify_idle": "Whether checking is free: tensor cores idle in the verify pass",
+}
+#: Rows that are not readouts of :mod:`specmodel.readouts`: the unconditional acceptance of each
+#: draft position (as vLLM's per-position counters report it), and whether the scenario fits.
+EXTRA_LABELS = {"acceptance": "Share of iterations each guess reaches the output", "fits": "Fits in memory"}
 #: The token chips' states and what each means (their tooltips).
 CHIP_TITLES = {
     "accepted": "accepted guess",
@@ -93,64 +109,94 @@ def help_texts(settings: Settings) -> dict[str, str]:
     }  # fmt: skip
 
 
+def value_text(name: str, value: Any) -> str:
+    """A control's value as the page shows it beside the control and tells a screen reader."""
+    if name == "concurrency":
+        return formatting.plural(int(value), "sequence")
+    if name == "context":
+        return formatting.plural(int(value), "token")
+    return f"{value:g}"
+
+
 def _control(name: str, values: tuple[Any, ...], default: Any, help_text: str | None) -> dict[str, Any]:
-    kind = CONTROL_KINDS[name]
-    control: dict[str, Any] = {"name": name, "label": LABELS[name], "kind": kind, "help": help_text}
-    if kind == "range":
+    control: dict[str, Any] = {"name": name, "label": LABELS[name], "help": help_text}
+    if name in STOPS:
+        control.update(kind="range", min="0", max=str(len(values) - 1), step="1", value=str(values.index(default)),
+                       stops=",".join(str(v) for v in values))  # fmt: skip
+    elif name in RANGES:
         step = round(values[1] - values[0], 10)
-        control.update(min=f"{values[0]:g}", max=f"{values[-1]:g}", step=f"{step:g}", value=f"{default:g}")
+        control.update(kind="range", min=f"{values[0]:g}", max=f"{values[-1]:g}", step=f"{step:g}",
+                       value=f"{default:g}", stops=None)  # fmt: skip
     else:
-        text = (lambda v: f"{v:,}") if kind == "select" else (lambda v: choice_label(name, v))
-        control["options"] = [{"value": v, "text": text(v), "selected": v == default} for v in values]
+        control["kind"] = "radio"
+        control["options"] = [{"value": v, "text": choice_label(name, v), "selected": v == default} for v in values]
+    control["value_text"] = value_text(name, default) if name in RANGES else ""
     return control
 
 
-def _rungs(settings: Settings, sim: SimulatorData, drafter: str, current: int) -> list[dict[str, Any]]:
-    """The ladder's rungs at the default scenario, with the data file's geometry and verdicts."""
-    ladder = sim.meta["ladder"]
-    bottom, top, height = (sim.read(ladder[k]) for k in ("bottom", "top", "height"))
-    verdicts = sim.read(ladder["verdict"])
+def _rungs(settings: Settings, current: int) -> list[dict[str, Any]]:
+    """The ladder's rows at the default scenario: values, verdicts and tooltips (the bars are the
+    script's)."""
     concurrency = np.array(axes(settings)["concurrency"])
     ev = evaluate(concurrency=concurrency, settings=settings)
-    color = theme.drafter_color(drafter, settings.deployment)
     rungs = []
     for b, s, fit in zip(concurrency, ev.speedup, ev.fits, strict=True):
         text = BY_KEY["speedup"].format(s)
-        units = int(text.rstrip("x").replace(".", ""))
-        loss = VERDICT_KEYS[verdicts[units]] == "slower"
-        classes = (
-            "specsim__rung"
-            + (" is-loss" if loss else "")
-            + (" is-current" if b == current else "")
-            + ("" if fit else " is-unfit")
-        )
-        rungs.append(
-            {
-                "classes": classes,
-                "concurrency": int(b),
-                "title": rung_title(int(b), text, VERDICT_KEYS[verdicts[units]], bool(fit)),
-                "bottom": f"{bottom[units] / 10:.1f}",
-                "height": f"{height[units] / 10:.1f}",
-                "top": f"{top[units] / 10:.1f}",
-                "color": theme.LOSS if loss else theme.NEUTRAL if VERDICT_KEYS[verdicts[units]] == "even" else color,
-                "text": text,
-                "label": f"{int(b):,}",
-            }
-        )
+        said = formatting.verdict(float(s), BY_KEY["speedup"].decimals)
+        classes = ["specsim__rung", {"slower": "is-loss", "even": "is-even", "faster": ""}[said],
+                   "is-current" if b == current else "", "" if fit else "is-unfit"]  # fmt: skip
+        rungs.append({
+            "classes": " ".join(c for c in classes if c),
+            "concurrency": int(b),
+            "title": rung_title(int(b), text, said, bool(fit)),
+            "pressed": "true" if b == current else "false",
+            "text": text,
+            "label": f"{int(b):,}",
+        })  # fmt: skip
     return rungs
 
 
-def _groups(text: dict[str, str]) -> list[dict[str, Any]]:
+def _row(key: str, text: dict[str, Any], attr: str = "readout", label: str | None = None) -> dict[str, str]:
+    """A readout's row: its label, and its value in the element ``data-<attr>="<key>"``."""
+    label = label or (BY_KEY[key].label if attr == "readout" else EXTRA_LABELS[key])
+    return {"label": label, "key": key, "attr": attr, "text": text[key]}
+
+
+def _groups(text: dict[str, Any]) -> list[dict[str, Any]]:
     groups = []
     for title, keys in READOUT_GROUPS:
-        rows = [{"label": BY_KEY[k].label, "key": k, "text": text[k]} for k in keys]
-        if title == MEMORY_GROUP:
-            rows.append({"label": "Fits in memory", "key": None, "text": text["fits"]})
+        rows = [_row(k, text) for k in keys]
+        if title == "The drafter":
+            rows.append(_row("acceptance", text, "acceptance"))
+        if title == "Memory per GPU":
+            rows.append(_row("fits", text, "fits"))
         groups.append({"title": title, "rows": rows})
     return groups
 
 
-def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated/data/simulator.json") -> str:
+def _parts(text: dict[str, Any]) -> list[dict[str, Any]]:
+    zero = formatting.percent(0.0, 0)
+    return [
+        {"key": p, "label": PART_LABELS[p], "plain": text["parts"][p]["plain"], "spec": text["parts"][p]["spec"],
+         "hidden": text["parts"][p]["plain"] == zero and text["parts"][p]["spec"] == zero}
+        for p in TIME_PARTS
+    ]  # fmt: skip
+
+
+def script_source() -> str:
+    """The simulator's script, checked to be embeddable in a ``<script>`` element."""
+    source = SCRIPT.read_text(encoding="utf-8")
+    if "</script" in source.lower():
+        raise ValueError(f"{SCRIPT} contains '</script', which would end the embedded script")
+    return source
+
+
+def embedded_json(data: dict) -> str:
+    """JSON for a ``<script type="application/json">`` element (``</`` escaped)."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False).replace("</", "<\\/")
+
+
+def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated/data/sim/") -> str:
     """The simulator's markup, showing the default scenario (complete without JavaScript)."""
     default = default_scenario(settings)
     text = default_text(settings)
@@ -158,8 +204,16 @@ def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated
     chips = [("accepted", words[0]), ("accepted", words[1]), ("rejected", words[2])]
     chips += [("skipped", words[j]) for j in range(3, default.gamma)] + [("emitted", "correction")]
     helps = help_texts(settings)
+    setting = {name: getattr(default, name) for name in axes(settings)}
     context = {
         "src": src,
+        "default_file": slice_file(sim.meta, setting),
+        # The default setting's slice, in the page (base64 of its plain bytes): the first answer
+        # needs no request and no wait; every other slice is fetched.
+        "first_slice": base64.b64encode(sim.blobs[slice_file(sim.meta, setting)]).decode("ascii"),
+        "shown": "&".join(f"{k}={v}" for k, v in setting.items()),
+        "meta": embedded_json(sim.meta),
+        "script": script_source(),
         "controls": [
             _control(name, values, getattr(default, name), helps.get(name)) for name, values in axes(settings).items()
         ],
@@ -168,10 +222,16 @@ def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated
         "verdict_text": formatting.VERDICTS[text["verdict"]],
         "fits": text["fits"] == FITS_TEXT[True],
         "unfit_text": UNFIT_HEADLINE,
+        "reasons": [_row(k, text, label=REASON_LABELS[k]) for k in REASONS],
         "groups": _groups(text),
-        "one": f"{sim.meta['ladder']['baseline'] / 10:.1f}",
-        "rungs": _rungs(settings, sim, str(default.drafter), default.concurrency),
+        "parts": _parts(text),
+        "parts_total": text["parts_total"],
+        "rungs": _rungs(settings, default.concurrency),
         "chips": chips,
         "chip_titles": CHIP_TITLES,
     }
+    shown = {r["key"] for r in context["reasons"]} | {r["key"] for g in context["groups"] for r in g["rows"]}
+    missing = set(READOUT_AXES) - shown - {"speedup"}
+    if missing:
+        raise ValueError(f"readouts not shown by the simulator: {sorted(missing)}")
     return _ENVIRONMENT.get_template("simulator.html").render(context)

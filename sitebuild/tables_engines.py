@@ -22,7 +22,7 @@ CONSTANTS = (
     ("ngram_lookup_s", "t_n", 1e6, "µs", "n-gram lookup, per sequence per iteration"),
     ("iteration_s", "t_i", 1e3, "ms", "fixed time per speculative iteration"),
     ("overlap", "p", 1.0, "", "overlap exponent of memory and arithmetic"),
-    ("compute_efficiency", "η_flop", 1.0, "", "achievable share of peak FLOP/s"),
+    ("compute_efficiency", r"\eta_{\text{flop}}", 1.0, "", "achievable share of peak FLOP/s"),
     ("ngram_matched_acceptance", "a_n", 1.0, "", "first-token acceptance of a matched n-gram lookup"),
 )
 

@@ -72,6 +72,9 @@ READOUTS: tuple[Readout, ...] = (
     ),
     Readout("target_kv_kib", "Target KV cache per token", "target_kv_bytes_per_token", 1 / KIB, "KiB", decimals=0),
     Readout("draft_kv_kib", "Draft KV cache per token", "draft_kv_bytes_per_token", 1 / KIB, "KiB", decimals=0),
+    Readout(
+        "draft_kv_fraction", "Draft KV cache per token / target's", "draft_kv_fraction", decimals=0, style="percent"
+    ),
     Readout("accepted_throughput", "Accepted draft tokens", "accepted_throughput", unit="tokens/s", decimals=1),
     Readout("drafted_throughput", "Drafted tokens", "drafted_throughput", unit="tokens/s", decimals=1),
     Readout("expected_iterations", "Iterations per sequence", "expected_iterations", unit="passes"),

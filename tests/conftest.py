@@ -67,8 +67,8 @@ def build_site(site_dir: Path, site_url: str = "http://127.0.0.1:8000/") -> subp
 
 @pytest.fixture(scope="session")
 def site_url() -> str:
-    """Where the test server will serve the site (Material's instant navigation only
-    works at the site_url the site was built for)."""
+    """Where the test server will serve the site: the site is built for this address (its
+    canonical links), though its own links are relative and work anywhere."""
     return f"http://127.0.0.1:{_free_port()}/"
 
 

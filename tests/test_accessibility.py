@@ -225,3 +225,25 @@ def test_touch_targets_are_at_least_24px(browser, site_server, width):
             assert near == [], (b, near)
     finally:
         context.close()
+
+
+def test_figure_controls_are_labelled_show_a_focus_ring_and_are_large_enough(page, site_server, scheme):
+    """The native controls of the figures' sliders and menus (docs/javascripts/figures.js) have
+    a visible label naming them, show where the keyboard focus is, and are at least 24 px tall;
+    each figure's link to its data has a name of its own."""
+    _open(page, site_server, scheme)
+    controls = page.evaluate(
+        """() => [...document.querySelectorAll('.specfig-controls input, .specfig-controls select')].map(c => ({
+            id: c.id, label: c.labels.length ? c.labels[0].textContent.trim() : '',
+            visible: c.labels.length > 0 && c.labels[0].getBoundingClientRect().width > 0,
+            height: c.getBoundingClientRect().height}))"""
+    )
+    assert len(controls) >= 4, controls
+    assert all(c["label"] and c["visible"] and c["height"] >= 24 for c in controls), controls
+    for control in controls:
+        style = _keyboard_focus(page, f"#{control['id']}")
+        assert style["active"] and style["visible"], (control, style)
+        assert style["outlineStyle"] != "none" and style["outlineWidth"] >= 2, (control, style)
+    names = page.evaluate("() => [...document.querySelectorAll('a.specfig-data')].map(a => a.ariaLabel)")
+    assert len(names) >= 10 and len(set(names)) == len(names)
+    assert all(n.startswith("The data behind this figure (CSV)") for n in names)  # the visible text, first

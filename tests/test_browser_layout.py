@@ -3,7 +3,9 @@ desktop's (1280 x 800), on every page: from the boxes of the elements Plotly dre
 covers a plot, no title, axis title, annotation, menu, slider or tick label leaves its figure,
 none of them overlaps another (a label inside a plot may sit on the plot, not on a bar, a
 marker or another label), and the text in heatmap cells is legible. A figure takes its
-narrow layout under 600 px and switches back and forth as the window crosses that width."""
+narrow layout under 600 px and switches back and forth as the window crosses that width; it
+is as tall before it draws as after, and the native controls above it fit their rows. At a
+phone's width, tables wrap and what still has to scroll sideways says so."""
 
 from __future__ import annotations
 
@@ -111,6 +113,28 @@ CHECK = """
 """
 
 
+#: What is wrong with the native controls figures.js puts above a figure (``el``): a row that
+#: leaves the window, or a label, input or value that leaves its row (each row has the height
+#: the page reserved for it).
+CONTROLS = """
+(el) => {
+  const box = el.previousElementSibling;
+  if (!box || !box.matches('.specfig-controls')) return [];
+  const width = document.documentElement.clientWidth, problems = [];
+  for (const row of box.children) {
+    const r = row.getBoundingClientRect();
+    if (r.left < -2 || r.right > width + 2) problems.push('a control row leaves the window');
+    for (const part of row.children) {
+      const b = part.getBoundingClientRect();
+      if (b.left < r.left - 2 || b.right > r.right + 2 || b.top < r.top - 2 || b.bottom > r.bottom + 2)
+        problems.push(`the control's ${part.tagName.toLowerCase()} leaves its row`);
+    }
+  }
+  return problems;
+}
+"""
+
+
 @pytest.fixture(scope="module", params=list(VIEWPORTS))
 def viewport(request, browser, site_server):
     """One browser context per viewport, shared by the pages; yields (name, page)."""
@@ -147,7 +171,7 @@ def test_every_figure_fits_its_screen(viewport, site_server, path):
     for i in range(figures.count()):
         figure = drawn(page, figures.nth(i))
         fid = figure.get_attribute("id")
-        found = figure.evaluate(CHECK)
+        found = figure.evaluate(CHECK) + figure.evaluate(CONTROLS)
         if found:
             problems[fid] = found
         width, has_variant = figure.evaluate("el => [el.clientWidth, !!(el.layout.meta && el.layout.meta.narrow)]")
@@ -206,3 +230,114 @@ def test_the_drafter_menu_is_a_dropdown_within_reach_on_a_phone(browser, site_se
     shown = figure.evaluate("el => el.data.filter(t => t.type === 'heatmap' && t.visible === true).map(t => t.name)")
     assert shown == ["n-gram lookup"]
     context.close()
+
+
+#: What is cut off on the page at its width: every table cell, code block, notebook cell and
+#: formula whose content reaches past the right edge of the box that shows it. Each must be in
+#: a box that scrolls sideways and says so (data-scroll="... right" and a visible "scroll"
+#: label, docs/javascripts/a11y.js and extra.css), or the page itself is wider than the window.
+CUT_OFF = """
+() => {
+  const clips = (n) => /auto|scroll|hidden|clip/.test(getComputedStyle(n).overflowX);
+  const edge = (box) => box.getBoundingClientRect().left + box.clientLeft + box.clientWidth;
+  const label = (box) => ['::before', '::after'].map((p) => getComputedStyle(box, p)).find((s) =>
+    /scroll/.test(s.content) && s.display !== 'none' && s.visibility === 'visible' && parseFloat(s.opacity) > 0);
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  const page = document.documentElement.scrollWidth;
+  if (page > width + 1) problems.push(`the page is ${page} px wide`);
+  const items = document.querySelectorAll(
+    '.md-content td, .md-content th, .md-content pre > code, .md-content .highlight-ipynb, .md-content div.arithmatex');
+  let checked = 0;
+  for (const el of items) {
+    if (!el.getClientRects().length) continue;
+    checked++;
+    const what = `${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}"`;
+    // The box that cuts the content off: the element itself if its content overflows it, else
+    // the nearest ancestor that clips and whose visible right edge the element passes.
+    let box = null;
+    if (clips(el) && el.scrollWidth > el.clientWidth + 1) box = el;
+    const right = el.getBoundingClientRect().right;
+    for (let n = el.parentElement; !box && n && n !== document.body; n = n.parentElement) {
+      if (clips(n) && right > edge(n) + 1) box = n;
+    }
+    if (!box) {
+      if (right > width + 1) problems.push(`${what} runs off the page`);
+      continue;
+    }
+    if (box.scrollLeft + box.clientWidth >= box.scrollWidth - 1) continue;  // scrolled to its end: not hidden
+    if (!/right/.test(box.getAttribute('data-scroll') || '')) {
+      problems.push(`${what} is cut off in a box that does not say it scrolls`);
+    } else if (!label(box)) problems.push(`${what} is cut off and the scroll hint of its box is not shown`);
+  }
+  return {checked, problems: [...new Set(problems)]};
+}
+"""
+TEXT_PAGES = ["", "hardware/", "beyond/", "validation/", "model/", "notebook/", "cli/"]
+NO_TABLES = {"beyond/"}  # figures and prose only
+WRAPS = "() => [...document.querySelectorAll('.md-typeset__scrollwrap')]"
+
+
+@pytest.mark.parametrize("path", TEXT_PAGES)
+def test_tables_and_code_on_a_phone_wrap_or_say_they_scroll(browser, site_server, path):
+    context = browser.new_context(viewport=VIEWPORTS["phone"], color_scheme="light")
+    page = context.new_page()
+    try:
+        page.goto(site_server + path, wait_until="load")
+        page.wait_for_timeout(500)  # a11y.js marks what scrolls after the page event
+        found = page.evaluate(CUT_OFF)
+        assert found["checked"] > 0 or path in NO_TABLES
+        assert found["problems"] == [], f"/{path} at 390 px"
+    finally:
+        context.close()
+
+
+def test_narrow_tables_wrap_and_a_wide_one_scrolls_with_a_hint_that_follows(browser, site_server):
+    """At 390 px the hardware table and the validation page's four-column tables fit by
+    wrapping (they scrolled before); the 60-row table still scrolls, and its hint says which way."""
+    context = browser.new_context(viewport=VIEWPORTS["phone"], color_scheme="light")
+    page = context.new_page()
+    try:
+        widths = WRAPS + ".map(w => w.scrollWidth - w.clientWidth)"
+        page.goto(site_server + "hardware/", wait_until="load")
+        assert all(extra <= 1 for extra in page.evaluate(widths))
+        page.goto(site_server + "validation/", wait_until="load")
+        page.wait_for_timeout(500)
+        extras = page.evaluate(widths)
+        assert all(extra <= 1 for extra in extras[:4]), extras
+        wide = page.locator(".md-typeset__scrollwrap").nth(extras.index(max(extras)))
+        assert wide.get_attribute("data-scroll") == "right"
+        assert "scroll →" in wide.evaluate("el => getComputedStyle(el, '::before').content")
+        wide.evaluate("el => { el.scrollLeft = el.scrollWidth; }")
+        page.wait_for_function("el => el.getAttribute('data-scroll') === 'left'", arg=wide.element_handle())
+        assert "← scroll" in wide.evaluate("el => getComputedStyle(el, '::before').content")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [VIEWPORTS["phone"]["width"], VIEWPORTS["desktop"]["width"]])
+@pytest.mark.parametrize("path", ["", "hardware/", "beyond/", "validation/"])
+def test_figures_reserve_their_space_before_they_draw(browser, site_server, path, width):
+    """Each figure (with its controls and caption) is as tall before it draws as once drawn,
+    so the page does not jump: measured with figures.js held back (an empty script), then drawn."""
+    heights = "() => Object.fromEntries([...document.querySelectorAll('.specfig-figure')].map(f => [f.id, HEIGHT(f)]))"
+    heights = heights.replace("HEIGHT(f)", "Math.round(f.getBoundingClientRect().height)")
+    context = browser.new_context(viewport={"width": width, "height": 844}, color_scheme="light")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.route("**/javascripts/figures.js", lambda route: route.fulfill(body="", content_type="text/javascript"))
+        page.goto(site_server + path, wait_until="load")
+        before = page.evaluate(heights)
+        assert page.locator(".specfig[data-state]").count() == 0
+        page.unroute("**/javascripts/figures.js")
+        page.goto(site_server + path, wait_until="load")
+        figures = page.locator(".specfig")
+        for i in range(figures.count()):
+            drawn(page, figures.nth(i))
+        after = page.evaluate(heights)
+        assert before and before == after, f"{width} px {path or 'index'}"
+        assert errors == []
+    finally:
+        context.close()

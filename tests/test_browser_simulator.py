@@ -13,12 +13,13 @@ from sitebuild.simulator import READOUT_AXES, default_text
 from sitebuild.simulator import axes as simulator_axes
 from sitebuild.simulator_log import expected_counters
 from specmodel import Settings, evaluate
+from specmodel.formatting import verdict
 from specmodel.readouts import BY_KEY, readout_arrays
 from specmodel.vllm.metrics import SpecDecodeCounters, format_log_message
+from tests.simulator_page import READY, control_value, set_controls
 
 pytestmark = pytest.mark.browser
 
-READY = "[data-simulator][data-state=ready]"
 NAMES = tuple(simulator_axes(Settings()))
 
 
@@ -83,27 +84,6 @@ def assert_matches_model(page, setting: dict) -> None:
         assert text == expected[key], (setting, key)
 
 
-def set_controls(page, setting: dict) -> None:
-    """Set every control as a user would leave it, then fire the events a user's change fires."""
-    page.evaluate(
-        """s => {
-        const form = document.querySelector('[data-simulator] form');
-        for (const [name, value] of Object.entries(s)) {
-          const el = form.elements[name];
-          if (el instanceof RadioNodeList) {
-            for (const radio of el) radio.checked = radio.value === String(value);
-          } else {
-            el.value = String(value);
-          }
-        }
-        form.dispatchEvent(new Event('input', {bubbles: true}));
-        form.dispatchEvent(new Event('change', {bubbles: true}));
-        }""",
-        setting,
-    )
-    page.wait_for_selector(READY)  # an engine's numbers may still be loading
-
-
 def ladder(page) -> list[str]:
     return page.evaluate(
         "() => [...document.querySelectorAll('[data-ladder] .specsim__value')].map(e => e.textContent)"
@@ -119,7 +99,7 @@ def test_defaults_read_the_models_speedup(sim):
 
 
 def test_concurrency_64_changes_the_speedup_to_the_models(sim):
-    sim.select_option("[name=concurrency]", "64")
+    set_controls(sim, {"concurrency": 64})
     text = readouts(sim)["speedup"]
     assert text == BY_KEY["speedup"].format(float(evaluate(concurrency=64).speedup))
     assert shown_number(text) == pytest.approx(0.88, rel=0.03)
@@ -129,6 +109,7 @@ def test_concurrency_64_changes_the_speedup_to_the_models(sim):
 
 def test_ngram_ladder_never_loses_at_2048(sim):
     sim.check("[name=drafter][value=ngram]")
+    sim.wait_for_selector(READY)
     rungs = ladder(sim)
     assert len(rungs) == len(axes()["concurrency"])
     assert all(shown_number(r) >= 1.0 for r in rungs), rungs
@@ -136,12 +117,12 @@ def test_ngram_ladder_never_loses_at_2048(sim):
 
 
 def test_ladder_highlights_the_current_concurrency_and_marks_losses(sim):
-    sim.select_option("[name=concurrency]", "256")
+    set_controls(sim, {"concurrency": 256})
     current = sim.locator("[data-ladder] .is-current")
     assert current.count() == 1 and current.get_attribute("data-concurrency") == "256"
     speedups = evaluate(concurrency=np.array(axes()["concurrency"])).speedup
     losses = [r.get_attribute("data-concurrency") for r in sim.locator("[data-ladder] .is-loss").all()]
-    assert losses == [str(b) for b, s in zip(axes()["concurrency"], speedups) if s < 0.995]
+    assert losses == [str(b) for b, s in zip(axes()["concurrency"], speedups) if verdict(float(s)) == "slower"]
     assert ladder(sim) == [BY_KEY["speedup"].format(float(s)) for s in speedups]
 
 
@@ -201,7 +182,8 @@ def test_url_keeps_the_setting_and_a_reload_restores_it(sim):
     sim.reload(wait_until="load")
     sim.wait_for_selector(READY)
     assert readouts(sim) == shown
-    assert sim.input_value("[name=context]") == "8192"
+    assert control_value(sim, "context") == "8192"
+    assert sim.get_attribute("[name=context]", "aria-valuetext") == "8,192 tokens"
     assert sim.is_checked("[name=acceptance][value=same]")
     assert_matches_model(sim, setting)
 
@@ -219,8 +201,8 @@ def test_keyboard_reaches_and_changes_every_control(sim):
     expected = dict(DEFAULT)
     sim.focus("[name=concurrency]")
     steps = [
-        ("concurrency", "ArrowDown", 2),
-        ("context", "ArrowDown", 4096),
+        ("concurrency", "ArrowRight", 2),
+        ("context", "ArrowRight", 4096),
         ("gamma", "ArrowRight", 5),
         ("drafter", "ArrowDown", "qwen3-1.7b"),
         ("acceptance", "ArrowDown", "same"),
@@ -253,29 +235,58 @@ def _unfit_rungs(page) -> list[str]:
     return [r.get_attribute("data-concurrency") for r in page.locator("[data-ladder] .is-unfit").all()]
 
 
-def test_ladder_marks_the_rungs_that_do_not_fit_on_one_card(sim):
+def test_ladder_marks_the_rungs_that_do_not_fit_in_memory(sim):
     ladder_b = np.array(axes()["concurrency"])
     for drafter, context in (("qwen3-0.6b", "2048"), ("ngram", "2048"), ("eagle", "8192"), ("qwen3-1.7b", "16384")):
         sim.check(f'[name=drafter][value="{drafter}"]')
-        sim.select_option("[name=context]", context)
+        sim.wait_for_selector(READY)
+        set_controls(sim, {"context": int(context)})
         fits = evaluate(concurrency=ladder_b, context=int(context), drafter=drafter).fits
         assert _unfit_rungs(sim) == [str(b) for b, f in zip(ladder_b, fits) if not f], (drafter, context)
     sim.check('[name=drafter][value="qwen3-0.6b"]')
-    sim.select_option("[name=context]", "2048")
+    sim.wait_for_selector(READY)
+    set_controls(sim, {"context": 2048})
     assert _unfit_rungs(sim)[0] == "128"  # 64 sequences fit with the draft model, 128 do not
 
 
 def test_fits_readout_follows_the_setting(sim):
     assert sim.text_content("[data-fits]") == "yes"
-    sim.select_option("[name=concurrency]", "128")
+    set_controls(sim, {"concurrency": 128})
     assert sim.text_content("[data-fits]").startswith("no")
     sim.check('[name=drafter][value="eagle-32k"]')  # a head's one-layer cache leaves room for 128
+    sim.wait_for_selector(READY)
     assert sim.text_content("[data-fits]") == "yes"
     assert_matches_model(sim, {**DEFAULT, "concurrency": 128, "drafter": "eagle-32k"})
 
 
 def test_a_head_keeps_its_speedup_at_64_sequences(sim):
-    sim.select_option("[name=concurrency]", "64")
+    set_controls(sim, {"concurrency": 64})
     sim.check("[name=drafter][value=eagle]")
+    sim.wait_for_selector(READY)
     assert shown_number(readouts(sim)["speedup"]) > 1.0
     assert "is-loss" not in sim.get_attribute("[data-simulator]", "class")
+
+
+def test_a_link_to_a_setting_shows_what_the_command_line_prints_for_it(browser, site_server):
+    """The simulator at a URL's setting and `specmodel point` with the same options agree."""
+    import contextlib
+    import io
+    import json
+
+    from specmodel.cli import main as cli_main
+
+    rng = random.Random(19)
+    page = browser.new_page()
+    for _ in range(12):
+        setting = {name: rng.choice(values) for name, values in axes().items()}
+        page.goto(site_server + "?" + "&".join(f"{k}={v}" for k, v in setting.items()))
+        page.wait_for_selector(READY)
+        out = io.StringIO()
+        argv = ["point", "--json", *(x for k, v in setting.items() for x in (f"--{k.replace('_', '-')}", str(v)))]
+        with contextlib.redirect_stdout(out):
+            assert cli_main(argv) in (0, None)
+        cli = json.loads(out.getvalue())
+        shown = readouts(page)
+        for key in ("speedup", "spec_tokens_per_s", "draft_share", "verify_idle", "mean_acceptance_length"):
+            assert shown[key] == BY_KEY[key].format(float(cli[key])), (setting, key)
+    page.close()

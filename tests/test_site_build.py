@@ -1,5 +1,6 @@
 """The site build: strict MkDocs build, prose placeholders, reproducibility, atomic output."""
 
+import html
 import json
 import os
 import shutil
@@ -7,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from sitebuild.build import FIGURES, outputs
+from sitebuild import deployment
+from sitebuild.build import FIGDATA, FIGURES, outputs
 from sitebuild.build import main as build_main
 from sitebuild.numbers import article_numbers
 from specmodel import Settings
@@ -36,7 +39,74 @@ def test_every_figure_is_written_without_plotly_js(tmp_path):
         text = (tmp_path / "g" / "figures" / f"{spec.id}.html").read_text()
         assert f'id="fig-{spec.id}"' in text and "<figcaption>" in text
         assert "plotly.js" not in text.lower() and "<script" not in text
-        assert len(text) < 200_000
+        # The figure's JSON is a file of its own, fetched by the page: the fragment only names it.
+        assert f'data-src="{FIGDATA}{spec.id}.json"' in text and "data-figure" not in text
+        assert len(text) < 4_000
+        figure = json.loads((tmp_path / "g" / "figdata" / f"{spec.id}.json").read_text())
+        assert figure["data"] and figure["layout"]["height"] > 0
+        assert "plotly.js" not in json.dumps(figure).lower()
+
+
+def test_each_figure_reserves_its_height_and_its_controls_rows(tmp_path):
+    """The fragment's inline style holds the drawn heights (wide and narrow) and the number of
+    sliders and menus figures.js gives a control of its own, so the page does not move."""
+    import re
+
+    assert build_main(["--out", str(tmp_path / "g"), "--calibration", str(CALIBRATION)]) == 0
+    controls = {}
+    for spec in FIGURES:
+        text = (tmp_path / "g" / "figures" / f"{spec.id}.html").read_text()
+        figure = json.loads((tmp_path / "g" / "figdata" / f"{spec.id}.json").read_text())
+        layout = figure["layout"]
+        style = dict(re.findall(r"--specfig-([a-z-]+):([^;\"]+)", text))
+        assert style["height"] == f"{layout['height']}px", spec.id
+        narrow = layout.get("meta", {}).get("narrow", {}).get("layout", {}).get("height")
+        assert style.get("narrow-height") == (f"{narrow}px" if narrow else None), spec.id
+        count = len(layout.get("sliders", [])) + len(layout.get("updatemenus", []))
+        assert style.get("controls") == (str(count) if count else None), spec.id
+        controls[spec.id] = count
+    assert {k for k, v in controls.items() if v} == {"ladder", "breakdown", "gamma", "breakeven", "hardware"}
+
+
+def test_each_figure_has_its_data_as_csv_from_the_same_computation(tmp_path):
+    """Every figure links a CSV of the tidy data it is drawn from (its text alternative); the
+    CSV and the figure come from one call of the figure's data function."""
+    import io
+
+    import pandas as pd
+
+    settings = deployment.resolved(Settings())
+    files = outputs(Settings(), CALIBRATION)
+    for spec in FIGURES:
+        fragment, csv = files[f"figures/{spec.id}.html"], files[f"figdata/{spec.id}.csv"]
+        assert isinstance(fragment, str) and isinstance(csv, str)
+        assert f'href="{FIGDATA}{spec.id}.csv"' in fragment
+        assert ">The data behind this figure (CSV)</a>" in fragment
+        assert f'aria-label="The data behind this figure (CSV): {html.escape(spec.title, quote=True)}"' in fragment
+        computed = spec.data(settings)
+        drawn = spec.draw(computed, settings).to_json(pretty=False, engine="json")
+        assert files[f"figdata/{spec.id}.json"] == drawn + "\n"
+        table = pd.read_csv(io.StringIO(csv))
+        expected = spec.table(computed)
+        assert list(table.columns) == list(expected.columns), spec.id
+        assert len(table) == len(expected) > 1, spec.id
+        numeric = expected.select_dtypes("number").columns
+        assert np.allclose(table[numeric].to_numpy(float), expected[numeric].to_numpy(float), rtol=1e-5, equal_nan=True)
+
+
+def test_a_notebook_figure_carries_its_json_and_a_table_of_its_data():
+    """A notebook page has no file of its own for the figure: the JSON is inline and the data a
+    table under it."""
+    import plotly.graph_objects as go
+
+    from sitebuild.notebook import data_table, show
+
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[1.5, 2.25], name="H100"), layout={"height": 400})
+    fig.update_layout(xaxis_title="concurrent sequences", yaxis_title="speedup")
+    text = show(fig, "nb-test", "A caption.").data
+    assert 'data-figure="' in text and "data-src" not in text and "--specfig-height:400px" in text
+    assert '<details class="specfig-data"><summary>The data behind this figure</summary>' in text
+    assert data_table(fig) in text and "<td>H100</td><td>2</td><td>2.25</td>" in text
 
 
 def test_failed_write_leaves_the_previous_output(tmp_path, monkeypatch, capsys):
@@ -252,8 +322,7 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     settings = json.loads((copy / "docs" / "generated" / "settings.json").read_text())
     assert settings["deployment"]["hardware"] == "h200"
     assert build_main(["--out", str(tmp_path / "h100"), "--calibration", str(CALIBRATION)]) == 0
-    for engine in ("ideal", "vllm"):
-        name = f"data/simulator-{engine}.bin.gz"
+    for name in ("data/sim/0-0-0-10.bin.gz", "data/sim/1-2-1-3.bin.gz"):  # ideal and vllm slices
         assert (copy / "docs" / "generated" / name).read_bytes() != (tmp_path / "h100" / name).read_bytes()
     # The built article names the H200 and quotes its numbers.
     site = subprocess.run(
@@ -284,8 +353,9 @@ def test_a_config_with_another_model_pair_and_constant(tmp_path):
     assert numbers["gpu_memory_utilization"]["text"] == "95%"
     assert "Llama-3.2-1B" in (generated / "tables" / "footprint.md").read_text()
     assert "set by the config" in (generated / "tables" / "constants.md").read_text()
-    sim = json.loads((generated / "data" / "simulator.json").read_text())
-    assert sim["axes"]["drafter"][:2] == ["llama-3.2-1b", "llama-3.2-3b"]
+    html = (generated / "html" / "simulator.html").read_text()
+    meta = html.split('<script type="application/json" id="specsim-meta">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(meta)["axes"]["drafter"][:2] == ["llama-3.2-1b", "llama-3.2-3b"]
     # The calibration table is always the article's deployment against the article.
     assert (generated / "tables" / "calibration.md").read_text() == (
         ROOT / "docs" / "generated" / "tables" / "calibration.md"
@@ -382,3 +452,66 @@ def test_every_number_and_claim_is_quoted_by_some_page():
 
     assert sorted(set(article_numbers(Settings())) - used) == []
     assert sorted(set(article_claims(Settings())) - used) == []
+
+
+def test_open_markers_mean_only_does_not_fit():
+    """Open markers mean "does not fit in memory" on every figure: a trace gives its points an
+    open symbol one by one (those that do not fit), or all of them only if it is the trace of
+    what does not fit; the engine figures mark the ideal roofline with a filled symbol."""
+    settings = deployment.resolved(Settings())
+    for spec in FIGURES:
+        for trace in spec.make(settings).data:
+            marker = getattr(trace, "marker", None)
+            symbol = getattr(marker, "symbol", None) if marker is not None else None
+            if isinstance(symbol, str) and "open" in symbol:
+                assert "does not fit" in (trace.name or ""), (spec.id, trace.name, symbol)
+    for figure_id in ("engines", "validation", "validation-multigpu"):
+        spec = next(s for s in FIGURES if s.id == figure_id)
+        names = {t.name: t.marker.symbol for t in spec.make(settings).data if t.mode and "markers" in t.mode}
+        ideal = [symbol for name, symbol in names.items() if "ideal" in name]
+        assert ideal and all("open" not in str(symbol) for symbol in ideal), (figure_id, names)
+        assert "open" not in spec.caption.lower()
+
+
+def test_the_break_even_contour_has_no_labels_over_the_cells():
+    settings = deployment.resolved(Settings())
+    spec = next(s for s in FIGURES if s.id == "breakeven")
+    contours = [t for t in spec.make(settings).data if t.type == "contour"]
+    assert contours and all(t.contours.showlabels is False for t in contours)
+    assert "contour" in spec.caption  # the caption says what the line is
+
+
+def test_multi_letter_subscripts_are_typeset_as_text():
+    r"""``\eta_{flop}`` (or ``η_flop``) typesets as eta sub f, then "lop": a subscript of more
+    than one letter is ``\text{...}`` in every formula of the pages and generated tables."""
+    import re
+
+    files = outputs(Settings(), CALIBRATION)
+    texts = {name: text for name, text in files.items() if name.startswith("tables/") and isinstance(text, str)}
+    texts.update({p.name: p.read_text() for p in (ROOT / "docs").glob("*.md")})
+    bad = []
+    for name, text in texts.items():
+        for formula in re.findall(r"\\\((.*?)\\\)|\\\[(.*?)\\\]", text, flags=re.S):
+            tex = "".join(formula)
+            bad += [f"{name}: {tex}" for m in re.finditer(r"_([A-Za-z]{2,})|_\{([A-Za-z]{3,})\}", tex)]
+    assert bad == []
+
+
+def test_captions_promise_only_controls_the_figure_has():
+    """A caption that says "the slider", "the menu" or "buttons" is on a figure with such a
+    control (the page adds a native one, reachable by keyboard, for each); one that says
+    "hover" names another way to the same values."""
+    import re
+
+    settings = deployment.resolved(Settings())
+    for spec in FIGURES:
+        layout = spec.make(settings).layout
+        caption = spec.caption.lower()
+        if re.search(r"\bslider\b", caption):
+            assert layout.sliders, spec.id
+        if re.search(r"\bmenu\b|\bbuttons?\b", caption):
+            assert layout.updatemenus, spec.id
+        if "hover" in caption:
+            assert "data behind the figure" in caption, spec.id
+        for menu in layout.updatemenus or ():
+            assert menu.name, f"{spec.id}: a menu needs a name, the label of its native control"

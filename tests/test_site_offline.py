@@ -46,6 +46,8 @@ class _Refs(HTMLParser):
                     continue
                 values = [v.strip().split(" ")[0] for v in attrs[a].split(",")] if a == "srcset" else [attrs[a]]
                 self.resources += values
+        if tag == "div" and "specfig" in (attrs.get("class") or "").split() and attrs.get("data-src"):
+            self.resources.append(attrs["data-src"])  # a figure's JSON, which docs/javascripts/figures.js fetches
         if tag == "a" and attrs.get("href"):
             self.links.append(attrs["href"])
         if attrs.get("style"):
@@ -114,6 +116,29 @@ def test_one_copy_of_plotly_for_the_whole_site(built_site):
     assert [p.name for p in copies] == ["plotly-cartesian.min.js"]
     for page in _pages(built_site):
         assert page.read_text(encoding="utf-8").count("plotly-cartesian.min.js") <= 1
+
+
+def test_figures_are_files_of_their_own_fetched_from_the_page(built_site):
+    """The pages name each figure's JSON (data-src, relative to the page) instead of holding
+    it; only the notebook's figure, made in the notebook, is inline. Each JSON is a figure and
+    each figure links its data as CSV."""
+    import json
+
+    figures = 0
+    for page in _pages(built_site):
+        text = page.read_text(encoding="utf-8")
+        srcs = re.findall(r'<div class="specfig"[^>]*data-src="([^"]+)"', text)
+        if "notebook" not in page.parts:
+            assert "data-figure=" not in text, page
+        for src in srcs:
+            target = _local_target(built_site, page, src)
+            assert target is not None and target.suffix == ".json", (page, src)
+            figure = json.loads(target.read_text(encoding="utf-8"))
+            assert figure["data"] and figure["layout"]["height"] > 0
+            csv = target.with_suffix(".csv")
+            assert csv.is_file() and f'href="{src[: -len(".json")]}.csv"' in text, (page, src)
+        figures += len(srcs)
+    assert figures >= 23
 
 
 def test_theme_loads_no_web_fonts(built_site):

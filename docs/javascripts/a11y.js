@@ -2,14 +2,29 @@
  * long formula. A region that scrolls can be reached with Tab (and then scrolled with the
  * arrow keys) and is announced with a name. Material does this for its own code blocks only.
  *
+ * Content that scrolls sideways also says so to the eye: data-scroll on the scrolling element
+ * holds "right" while more is hidden to the right, "left" while more is hidden to the left
+ * (or both), and extra.css shows a label ("scroll →") and, on code, a fade at that edge.
+ *
  * Whether an element scrolls depends on the width of the window, so it is checked again
  * when the element or its content changes size; an element that stops scrolling leaves the
- * tab order again. Runs on every page, including pages reached by instant navigation. */
+ * tab order again and loses its hint. Runs on every page load (and on Material's document$
+ * where the theme provides it). */
 (function () {
   "use strict";
   var CANDIDATES = ".md-content div, .md-content pre, .md-content table";
+  /* What scrolls sideways and gets a visible hint (Material's code blocks have their own
+   * tabindex and name, so they are hinted here but not named). */
+  var HINTED =
+    ".md-content .md-typeset__scrollwrap, .md-content pre > code, .md-content .highlight-ipynb, " +
+    ".md-content .jp-OutputArea-output, .md-content div.arithmatex";
   var MARK = "data-a11y-scroll";
+  var HINT = "data-scroll";
   var observer = null;
+
+  function scrolls(el) {
+    return /auto|scroll/.test(getComputedStyle(el).overflowX + " " + getComputedStyle(el).overflowY);
+  }
 
   function overflows(el) {
     var style = getComputedStyle(el);
@@ -65,6 +80,31 @@
     }
   }
 
+  /* The sideways hint: which edges hide more content, as data-scroll. */
+  function hint(el) {
+    var more = el.scrollWidth - el.clientWidth;
+    var state = "";
+    if (more > 1 && /auto|scroll/.test(getComputedStyle(el).overflowX)) {
+      var edges = [];
+      if (el.scrollLeft > 1) edges.push("left");
+      if (el.scrollLeft < more - 1) edges.push("right");
+      state = edges.join(" ");
+    }
+    if (state) {
+      if (el.getAttribute(HINT) !== state) el.setAttribute(HINT, state);
+    } else if (el.hasAttribute(HINT)) {
+      el.removeAttribute(HINT);
+    }
+  }
+  function onScroll(event) {
+    hint(event.currentTarget);
+  }
+
+  function check(el) {
+    if (el.matches(CANDIDATES)) update(el);
+    if (el.matches(HINTED)) hint(el);
+  }
+
   function scan() {
     if (observer) observer.disconnect();
     names = new Set();
@@ -72,16 +112,21 @@
       names.add(el.getAttribute("aria-label"));
     });
     var scrollers = [];
-    document.querySelectorAll(CANDIDATES).forEach(function (el) {
-      var style = getComputedStyle(el);
-      if (/auto|scroll/.test(style.overflowX + " " + style.overflowY)) scrollers.push(el);
+    document.querySelectorAll(CANDIDATES + ", " + HINTED).forEach(function (el) {
+      if (scrolls(el)) scrollers.push(el);
     });
-    scrollers.forEach(update);
+    scrollers.forEach(function (el) {
+      check(el);
+      if (el.matches(HINTED)) {
+        el.removeEventListener("scroll", onScroll);
+        el.addEventListener("scroll", onScroll, { passive: true });
+      }
+    });
     if (!("ResizeObserver" in window)) return;
     var owner = new Map();
     observer = new ResizeObserver(function (entries) {
       entries.forEach(function (entry) {
-        (owner.get(entry.target) || []).forEach(update);
+        (owner.get(entry.target) || []).forEach(check);
       });
     });
     function watch(target, el) {
@@ -98,10 +143,12 @@
     });
   }
 
-  /* After the theme has wrapped the page's tables (it does so on the same page event). */
+  /* After the theme has wrapped the page's tables (it does so on the same page event): on the
+   * page as loaded, and on each page Material's document$ announces. */
   function later() {
     setTimeout(scan, 0);
   }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", later);
+  else later();
   if (typeof document$ !== "undefined") document$.subscribe(later);
-  else document.addEventListener("DOMContentLoaded", later);
 })();

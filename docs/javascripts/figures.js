@@ -1,17 +1,25 @@
 /* Draws every figure of the site with the one local copy of plotly.js.
  *
- * A figure is <div class="specfig" data-figure="JSON"> holding the Plotly figure that
- * build_figures.py wrote. Drawing runs on every
- * page load, including Material's instant navigation (document$), and the text, grid and
- * reference traces (meta === "reference") follow the light or dark scheme. A figure is
- * drawn when it nears the viewport; data-state="rendered" marks it done.
+ * A figure is <div class="specfig" data-src="URL"> (or, in a notebook's output,
+ * <div class="specfig" data-figure="JSON">): the Plotly figure that build_figures.py wrote,
+ * published as a file of its own and fetched, with plotly.js, when the figure nears the
+ * viewport; data-state="rendered" marks it drawn ("failed" if it could not be). The space it
+ * takes is reserved by the page's CSS before it draws. The text, grid and reference traces
+ * (meta === "reference") follow the light or dark scheme. Runs on every page load (and on
+ * Material's document$ where the theme provides it).
  *
  * A figure under NARROW px wide (a phone) is drawn with the narrow variant its
  * layout.meta.narrow holds, computed by the site builder: "layout", attribute paths and
  * values as Plotly.relayout takes them ("legend.y", "annotations[1].text"), and "traces",
  * styles of the traces it lists. When the window is resized across the threshold the figure
  * is redrawn with the other variant, keeping the reader's choices; data-layout says which is
- * drawn. Nothing of the model is computed here. */
+ * drawn.
+ *
+ * Plotly's own sliders and menus cannot be reached with the keyboard, so each gets a native
+ * control above the plot: a range input for a slider (labelled with the slider's prefix, its
+ * step labels as aria-valuetext), a select for a menu (labelled with the menu's name). They
+ * apply the same step or button as Plotly's control and follow it when the reader uses that
+ * one instead. Nothing of the model is computed here. */
 (function () {
   "use strict";
 
@@ -37,6 +45,26 @@
       });
     }
     return plotlyLoading;
+  }
+
+  /* The figure's JSON text: written into the page, or fetched once from data-src (a URL
+   * relative to the page). */
+  function source(el) {
+    if (!el._source) {
+      if (el.dataset.figure) {
+        el._source = Promise.resolve(el.dataset.figure);
+      } else {
+        var url = new URL(el.dataset.src, document.baseURI).href;
+        el._source = fetch(url).then(function (response) {
+          if (!response.ok) throw new Error("could not load " + url + ": HTTP " + response.status);
+          return response.text();
+        });
+        el._source.catch(function () {
+          el._source = null; // tried again when the figure is next drawn
+        });
+      }
+    }
+    return el._source;
   }
 
   function palette() {
@@ -97,7 +125,8 @@
     });
   }
 
-  /* Below this width (px) a figure is drawn with its narrow variant. */
+  /* Below this width (px) a figure is drawn with its narrow variant (extra.css reserves the
+   * narrow variant's height under the same width). */
   var NARROW = 600;
   var CONFIG = { responsive: true, displaylogo: false, displayModeBar: false };
 
@@ -125,10 +154,10 @@
     return narrow ? "narrow" : "wide";
   }
 
-  /* The figure as built (``figure``, or parsed again), with the narrow variant written into
-   * it if asked for. */
+  /* The figure as built (``figure``, or parsed again from its JSON), with the narrow variant
+   * written into it if asked for. */
   function variant(el, layout, figure) {
-    figure = figure || JSON.parse(el.dataset.figure);
+    figure = figure || JSON.parse(el._json);
     var narrow = figure.layout.meta && figure.layout.meta.narrow;
     if (layout === "narrow" && narrow) {
       Object.keys(narrow.layout || {}).forEach(function (path) {
@@ -143,6 +172,142 @@
       });
     }
     return figure;
+  }
+
+  /* ---- Native controls for Plotly's sliders and menus ---- */
+
+  /* [layout key, key of its steps] of the controls Plotly draws. */
+  var KINDS = [
+    ["sliders", "steps"],
+    ["updatemenus", "buttons"],
+  ];
+
+  /* The name a control is labelled with: a slider's current-value prefix, a menu's name. */
+  function controlName(kind, item) {
+    var name = kind === "sliders" ? (item.currentvalue && item.currentvalue.prefix) || item.name : item.name;
+    return String(name || (kind === "sliders" ? "step" : "show")).replace(/[\s:]+$/, "");
+  }
+
+  function stepLabel(step, k) {
+    return step && step.label !== undefined ? String(step.label) : String(k + 1);
+  }
+
+  /* Create the controls above the figure (once), one per slider and menu of its layout. */
+  function createControls(el) {
+    var specs = [];
+    KINDS.forEach(function (pair) {
+      (el.layout[pair[0]] || []).forEach(function (_, i) {
+        specs.push({ kind: pair[0], steps: pair[1], index: i });
+      });
+    });
+    if (!specs.length) return;
+    var box = document.createElement("div");
+    box.className = "specfig-controls";
+    specs.forEach(function (spec, n) {
+      var row = document.createElement("div");
+      row.className = "specfig-control";
+      var id = el.id + "-control-" + n;
+      spec.label = document.createElement("label");
+      spec.label.htmlFor = id;
+      row.appendChild(spec.label);
+      if (spec.kind === "sliders") {
+        spec.input = document.createElement("input");
+        spec.input.type = "range";
+        spec.input.min = "0";
+        spec.input.step = "1";
+        spec.input.addEventListener("input", function () {
+          choose(el, spec, Number(spec.input.value));
+        });
+        /* The value as text beside the slider; screen readers get it from aria-valuetext. */
+        spec.value = document.createElement("span");
+        spec.value.className = "specfig-control-value";
+        spec.value.setAttribute("aria-hidden", "true");
+      } else {
+        spec.input = document.createElement("select");
+        spec.input.addEventListener("change", function () {
+          choose(el, spec, Number(spec.input.value));
+        });
+      }
+      spec.input.id = id;
+      row.appendChild(spec.input);
+      if (spec.value) row.appendChild(spec.value);
+      box.appendChild(row);
+    });
+    el.parentNode.insertBefore(box, el);
+    el._controls = specs;
+  }
+
+  /* Show in the controls what the figure shows: names, steps and the active one of each. */
+  function syncControls(el) {
+    (el._controls || []).forEach(function (spec) {
+      var item = (el.layout[spec.kind] || [])[spec.index];
+      if (!item) return;
+      var steps = item[spec.steps] || [];
+      var active = item.active === undefined || item.active < 0 ? 0 : item.active;
+      var name = controlName(spec.kind, item);
+      if (spec.label.textContent !== name) spec.label.textContent = name;
+      if (spec.kind === "sliders") {
+        spec.input.max = String(Math.max(0, steps.length - 1));
+        spec.input.value = String(active);
+        spec.input.setAttribute("aria-valuetext", stepLabel(steps[active], active));
+        spec.value.textContent = stepLabel(steps[active], active);
+      } else {
+        var labels = steps.map(stepLabel);
+        var options = Array.prototype.map.call(spec.input.options, function (o) {
+          return o.textContent;
+        });
+        if (options.join("\n") !== labels.join("\n")) {
+          spec.input.textContent = "";
+          labels.forEach(function (label, k) {
+            var option = document.createElement("option");
+            option.value = String(k);
+            option.textContent = label;
+            spec.input.appendChild(option);
+          });
+        }
+        spec.input.value = String(active);
+      }
+    });
+  }
+
+  /* Apply step (or button) k of a control as Plotly's own control would, then move Plotly's
+   * control to it. One change at a time, in the order the reader made them. */
+  function choose(el, spec, k) {
+    el._choosing = (el._choosing || Promise.resolve())
+      .then(function () {
+        var item = (el.layout[spec.kind] || [])[spec.index];
+        var step = item && (item[spec.steps] || [])[k];
+        if (!step) return null;
+        var method = step.method && step.method !== "skip" ? Plotly[step.method] : null;
+        var args = JSON.parse(JSON.stringify(step.args || []));
+        return Promise.resolve(method ? method.apply(Plotly, [el].concat(args)) : null).then(function () {
+          var patch = {};
+          patch[spec.kind + "[" + spec.index + "].active"] = k;
+          return Plotly.relayout(el, patch);
+        });
+      })
+      .then(
+        function () {
+          syncControls(el);
+        },
+        function (error) {
+          console.error(error);
+        }
+      );
+    return el._choosing;
+  }
+
+  /* After each draw: the controls exist, show the figure's state, and follow Plotly's own. */
+  function wireControls(el) {
+    if (!el._controls) createControls(el);
+    if (!el._controls) return;
+    ["plotly_sliderchange", "plotly_buttonclicked"].forEach(function (event) {
+      if (el.removeAllListeners) el.removeAllListeners(event);
+      el.on(event, function () {
+        syncControls(el);
+      });
+    });
+    syncControls(el);
   }
 
   /* Draw the figure with the given variant; on a figure already drawn, keep what the reader
@@ -166,6 +331,7 @@
         return applyTheme(el);
       })
       .then(function () {
+        wireControls(el);
         el.dataset.layout = layout;
       });
   }
@@ -195,11 +361,14 @@
   function draw(el) {
     if (el.dataset.state) return Promise.resolve();
     el.dataset.state = "drawing";
-    var figure = JSON.parse(el.dataset.figure);
-    el._narrow = Boolean(figure.layout.meta && figure.layout.meta.narrow);
-    return plot(el, wanted(el), figure).then(function () {
-      el.dataset.state = "rendered";
-      return fit(el); // the window may have been resized while drawing
+    return source(el).then(function (text) {
+      el._json = text;
+      var figure = JSON.parse(text);
+      el._narrow = Boolean(figure.layout.meta && figure.layout.meta.narrow);
+      return plot(el, wanted(el), figure).then(function () {
+        el.dataset.state = "rendered";
+        return fit(el); // the window may have been resized while drawing
+      });
     });
   }
 
@@ -212,7 +381,7 @@
     scheduled = false;
     var el = queue.shift();
     if (!el) return;
-    loadPlotly()
+    Promise.all([loadPlotly(), source(el)])
       .then(function () {
         return draw(el);
       })
@@ -232,6 +401,12 @@
     }
   }
 
+  function enqueue(el) {
+    if (queue.indexOf(el) >= 0) return;
+    source(el).catch(function () {}); // start fetching now; pump reports a failure
+    queue.push(el);
+  }
+
   var observer =
     "IntersectionObserver" in window
       ? new IntersectionObserver(
@@ -239,7 +414,7 @@
             entries.forEach(function (entry) {
               if (entry.isIntersecting) {
                 observer.unobserve(entry.target);
-                queue.push(entry.target);
+                enqueue(entry.target);
               }
             });
             schedule();
@@ -252,7 +427,7 @@
     document.querySelectorAll(".specfig").forEach(function (el) {
       if (el.dataset.state) return;
       if (observer) observer.observe(el);
-      else queue.push(el);
+      else enqueue(el);
     });
     schedule();
   }
@@ -274,11 +449,11 @@
     document.querySelectorAll('.specfig[data-state="rendered"]').forEach(applyTheme);
   }
 
-  if (typeof document$ !== "undefined") {
-    document$.subscribe(drawAll);
-  } else {
-    document.addEventListener("DOMContentLoaded", drawAll);
-  }
+  /* On the page as loaded, and on each page Material's document$ announces (if the theme
+   * swaps pages in place); drawAll leaves figures already seen alone. */
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", drawAll);
+  else drawAll();
+  if (typeof document$ !== "undefined") document$.subscribe(drawAll);
   new MutationObserver(rethemeAll).observe(document.body, {
     attributes: true,
     attributeFilter: ["data-md-color-scheme"],

@@ -1,22 +1,36 @@
-/* The simulator at the top of the article.
+/* The simulator at the top of the article. Embedded in the page by the site build
+ * (sitebuild/simulator_markup.py), right after the simulator's markup, so it runs as soon as
+ * that part of the page has arrived, before anything else on the page is fetched or run.
  *
- * Looks every readout up in the data files that build_figures.py computes with specmodel
- * (generated/data/simulator.json and one binary per engine) and formats it; nothing here
- * computes a model quantity. Each stored quantity is an integer in units of its displayed
- * precision, over only the axes it depends on; the words (verdicts, tooltips) come from the
- * data too. The setting lives in the page URL (?concurrency=64&gamma=2...). */
+ * It looks every readout up in the data the build computed with specmodel and formats it;
+ * nothing here computes a model quantity. The data is cut into slices, one small file per
+ * engine, drafter, acceptance profile and alpha (the page's JSON description, #specsim-meta,
+ * says where each quantity lies in a slice). The default setting's slice comes with the page,
+ * so the first answer needs no request; any other setting needs one small file, and the slices
+ * a reader is likely to need next are fetched while the browser is idle. Until the numbers for
+ * the current controls are here, the readouts say so, and the reader's choices are kept. The
+ * setting lives in the page URL (?concurrency=64&gamma=2...). The only arithmetic is drawing:
+ * the ladder's log scale is chosen for the bars in view. */
 (function () {
   "use strict";
 
-  var metaCache = {};
+  var root = document.querySelector("[data-simulator]");
+  if (!root || root.getAttribute("data-state")) return;
+  var meta = JSON.parse(document.getElementById("specsim-meta").textContent);
+  var form = root.querySelector("form");
+  var base = new URL(root.getAttribute("data-src"), document.baseURI).href;
+  var slices = {};
+  var shown = null; /* the setting the readouts show */
+  var wanted = null; /* the setting the controls ask for */
+  var begun = performance.now();
+  root.setAttribute("data-state", "loading");
 
-  /* ---- decoding ---------------------------------------------------------------------- */
+  /* ---- data ------------------------------------------------------------------------ */
 
   var TYPES = { uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array };
 
   function view(buffer, field) {
-    /* The field's integers, stored byte plane by byte plane (all lowest bytes, then the
-     * next, ...): put each element's bytes back together. Decoding only, no model. */
+    /* The field's integers, stored byte plane by byte plane: put each element's bytes back. */
     var Type = TYPES[field.dtype];
     var size = Type.BYTES_PER_ELEMENT;
     var n = field.length;
@@ -31,84 +45,58 @@
     return out;
   }
 
-  function fetchOk(url) {
-    return fetch(url).then(function (r) {
-      if (!r.ok) throw new Error("simulator data: HTTP " + r.status + " for " + url);
-      return r;
-    });
+  function sliceName(setting) {
+    return meta.slices.axes.map(function (a) { return meta.axes[a].indexOf(setting[a]); }).join("-") + ".bin.gz";
   }
 
-  function parts(data) {
-    /* Every stored array of the data, with the engine file it lives in. */
-    var out = [];
-    var add = function (field) {
-      if (field.by_engine) Object.keys(field.by_engine).forEach(function (e) { out.push(field.by_engine[e]); });
-      else out.push(field);
-    };
-    Object.keys(data.readouts).forEach(function (k) { add(data.readouts[k]); });
-    Object.keys(data.log.fields).forEach(function (k) { add(data.log.fields[k]); });
-    ["bottom", "top", "height", "verdict"].forEach(function (k) { add(data.ladder[k]); });
-    add(data.fits);
-    return out;
-  }
-
-  function loadMeta(url) {
-    if (!metaCache[url]) {
-      metaCache[url] = fetchOk(url).then(function (r) { return r.json(); }).then(function (data) {
-        data.base = url;
-        data.files = {};
-        return data;
-      });
-    }
-    return metaCache[url];
-  }
-
-  function loadFile(data, engine) {
-    /* One engine's binary, inflated by the browser's own DecompressionStream, and the views
-     * of every array it holds. The default engine's file holds everything shared. */
-    if (!data.files[engine]) {
-      var url = new URL(data.binaries[engine], data.base).href;
-      data.files[engine] = fetchOk(url)
+  function load(setting) {
+    /* The slice of ``setting``: fetched once, inflated by the browser's DecompressionStream. */
+    var name = sliceName(setting);
+    if (!slices[name]) {
+      slices[name] = fetch(new URL(name, base).href)
         .then(function (r) {
+          if (!r.ok) throw new Error("HTTP " + r.status + " for " + name);
           return new Response(r.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
         })
-        .then(function (buffer) {
-          parts(data).forEach(function (part) {
-            if (part.file === engine) part.values = view(buffer, part);
-          });
-          return data;
-        });
+        .then(function (buffer) { slices[name].buffer = buffer; return buffer; });
+      slices[name].catch(function () { delete slices[name]; });
     }
-    return data.files[engine];
+    return slices[name];
   }
 
-  function loadFor(data, engine) {
-    return Promise.all([loadFile(data, data.defaults.engine), loadFile(data, engine)]);
+  /* The default setting's slice comes with the page (base64 of its plain bytes). */
+  var first = document.getElementById("specsim-first");
+  if (first && first.textContent) {
+    var text = atob(first.textContent);
+    var bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    slices[first.getAttribute("data-file")] = Promise.resolve(bytes.buffer);
+    slices[first.getAttribute("data-file")].buffer = bytes.buffer;
   }
 
-  function loaded(data, engine) {
-    var field = data.readouts.speedup.by_engine[engine];
-    return Boolean(field && field.values && data.fits.values);
+  function ready(setting) {
+    var entry = slices[sliceName(setting)];
+    return Boolean(entry && entry.buffer);
   }
 
-  /* ---- lookup and formatting (no model arithmetic) ------------------------------------ */
-
-  function part(field, setting) {
-    return field.by_engine ? field.by_engine[setting.engine] : field;
-  }
-
-  function index(data, axes, setting, trailing) {
+  function at(field, setting, position) {
+    /* The integer of ``field`` at ``setting`` (inner axes in the field's order, then a position). */
+    var buffer = slices[sliceName(setting)].buffer;
+    if (!field.values) field.values = {};
+    var key = sliceName(setting);
+    var values = field.values[key] || (field.values[key] = view(buffer, field));
     var flat = 0;
-    axes.forEach(function (axis) {
-      var values = data.axes[axis];
-      flat = flat * values.length + values.indexOf(setting[axis]);
+    field.axes.forEach(function (axis) {
+      var all = meta.axes[axis];
+      flat = flat * all.length + all.indexOf(setting[axis]);
     });
-    return trailing ? flat * trailing : flat;
+    if (field.positions) flat = flat * field.positions + (position || 0);
+    return values[flat];
   }
+
+  /* ---- formatting (no model arithmetic) ------------------------------------------- */
 
   function fixed(units, decimals, plain) {
-    /* An integer count of 10^-decimals units as text, with thousands separators unless
-     * ``plain`` (vLLM's printf-style numbers have none). */
     var digits = String(units);
     while (digits.length <= decimals) digits = "0" + digits;
     var whole = digits.slice(0, digits.length - decimals) || "0";
@@ -116,60 +104,33 @@
     return (plain ? whole : whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",")) + frac;
   }
 
-  function readoutText(meta, units) {
-    var number = fixed(units, meta.decimals);
-    if (meta.style === "times") return number + "x";
-    if (meta.style === "percent") return number + "%";
-    return meta.unit ? number + " " + meta.unit : number;
+  function readoutText(field, units) {
+    var number = fixed(units, field.decimals);
+    if (field.style === "times") return number + "x";
+    if (field.style === "percent") return number + "%";
+    return field.unit ? number + " " + field.unit : number;
   }
 
-  function lookup(data, key, setting) {
-    var field = data.readouts[key];
-    return part(field, setting).values[index(data, field.axes, setting)];
+  function verdict(units) {
+    /* faster / even / slower, read off the build's thresholds for printed speedups. */
+    var v = meta.verdicts;
+    return units >= v.faster_from ? "faster" : units <= v.slower_to ? "slower" : "even";
   }
 
-  function fits(data, setting) {
-    /* 1 if the scenario fits in memory, 0 if not (precomputed). */
-    return data.fits.values[index(data, data.fits.axes, setting)];
+  function valueText(name, value) {
+    var words = meta.values[name];
+    return words ? words[String(value)] : String(value);
   }
 
-  function verdict(data, units) {
-    /* "slower", "even" or "faster": decided at build time for every printable speedup. */
-    return data.verdicts.keys[data.ladder.verdict.values[units]];
+  /* ---- the controls and the address ------------------------------------------------- */
+
+  function stops(el) {
+    var list = el.getAttribute("data-stops");
+    return list ? list.split(",").map(Number) : null;
   }
 
-  function rungTitle(data, concurrency, units, fit) {
-    /* The rung's tooltip, from the template and the words in the data. */
-    var r = data.rungs;
-    return r.title
-      .replace("{sequences}", r.sequences[String(concurrency)])
-      .replace("{speedup}", readoutText(data.readouts.speedup, units))
-      .replace("{verdict}", data.verdicts.text[verdict(data, units)])
-      .replace("{fit}", fit ? "" : r.unfit);
-  }
-
-  function logLine(data, setting) {
-    var fields = data.log.fields;
-    return data.log.template
-      .map(function (piece) {
-        if (piece.text !== undefined) return piece.text;
-        var field = fields[piece.slot];
-        var values = part(field, setting).values;
-        if (piece.slot === "per_position") {
-          var start = index(data, field.axes, setting, field.positions);
-          var rates = [];
-          for (var j = 0; j < setting.gamma; j++) rates.push(fixed(values[start + j], field.decimals, true));
-          return rates.join(", ");
-        }
-        return fixed(values[index(data, field.axes, setting)], field.decimals, true);
-      })
-      .join("");
-  }
-
-  /* ---- state ------------------------------------------------------------------------- */
-
-  function parseValue(data, name, raw) {
-    var values = data.axes[name];
+  function parseValue(name, raw) {
+    var values = meta.axes[name];
     for (var i = 0; i < values.length; i++) {
       if (String(values[i]) === String(raw) || (typeof values[i] === "number" && Number(raw) === values[i])) {
         return values[i];
@@ -178,113 +139,165 @@
     return undefined;
   }
 
-  function readForm(root, data) {
-    var form = root.querySelector("form");
+  function control(name) {
+    return form.elements[name];
+  }
+
+  function controlValue(name) {
+    var el = control(name);
+    if (el instanceof RadioNodeList) return parseValue(name, el.value);
+    var s = stops(el);
+    return s ? s[Number(el.value)] : parseValue(name, el.value);
+  }
+
+  function changedByReader(name) {
+    /* Whether the reader moved this control away from the page's default (before the script ran). */
+    var el = control(name);
+    if (el instanceof RadioNodeList) {
+      return Array.prototype.some.call(el, function (r) { return r.checked !== r.defaultChecked; });
+    }
+    return el.value !== el.defaultValue;
+  }
+
+  function readForm() {
     var setting = {};
-    data.axis_order.forEach(function (name) {
-      var element = form.elements[name];
-      var raw = element.value !== undefined ? element.value : "";
-      var value = parseValue(data, name, raw);
-      setting[name] = value === undefined ? data.defaults[name] : value;
+    meta.axis_order.forEach(function (name) {
+      var value = controlValue(name);
+      setting[name] = value === undefined ? meta.defaults[name] : value;
     });
     return setting;
   }
 
-  function writeForm(root, data, setting) {
-    var form = root.querySelector("form");
-    data.axis_order.forEach(function (name) {
-      var element = form.elements[name];
-      if (element instanceof RadioNodeList) {
-        Array.prototype.forEach.call(element, function (radio) {
-          radio.checked = radio.value === String(setting[name]);
-        });
-      } else {
-        element.value = String(setting[name]);
+  function writeForm(setting) {
+    meta.axis_order.forEach(function (name) {
+      var el = control(name);
+      if (el instanceof RadioNodeList) {
+        Array.prototype.forEach.call(el, function (r) { r.checked = r.value === String(setting[name]); });
+        return;
       }
+      var s = stops(el);
+      el.value = String(s ? s.indexOf(setting[name]) : setting[name]);
+    });
+    showValues(setting);
+  }
+
+  function showValues(setting) {
+    root.querySelectorAll("[data-output]").forEach(function (out) {
+      var name = out.getAttribute("data-output");
+      var text = valueText(name, setting[name]);
+      out.textContent = text;
+      control(name).setAttribute("aria-valuetext", text);
     });
   }
 
-  function fromUrl(data) {
-    var params = new URLSearchParams(window.location.search);
+  function fromQuery(search) {
+    var params = new URLSearchParams(search);
     var setting = {};
-    data.axis_order.forEach(function (name) {
-      var value = params.has(name) ? parseValue(data, name, params.get(name)) : undefined;
-      setting[name] = value === undefined ? data.defaults[name] : value;
+    meta.axis_order.forEach(function (name) {
+      var value = params.has(name) ? parseValue(name, params.get(name)) : undefined;
+      setting[name] = value === undefined ? meta.defaults[name] : value;
     });
     return setting;
   }
 
-  function toUrl(data, setting) {
+  function toUrl(setting, push) {
     var params = new URLSearchParams(window.location.search);
-    data.axis_order.forEach(function (name) {
-      params.set(name, String(setting[name]));
-    });
-    var url = window.location.pathname + "?" + params.toString() + window.location.hash;
-    window.history.replaceState(window.history.state, "", url);
+    meta.axis_order.forEach(function (name) { params.set(name, String(setting[name])); });
+    var url = window.location.pathname + "?" + params.toString() + "#simulator";
+    if (push) window.history.pushState(null, "", url);
+    else window.history.replaceState(window.history.state, "", url);
   }
 
-  /* ---- rendering --------------------------------------------------------------------- */
+  function key(setting) {
+    return meta.axis_order.map(function (n) { return n + "=" + setting[n]; }).join("&");
+  }
 
-  function renderReadouts(root, data, setting) {
+  /* ---- rendering ------------------------------------------------------------------- */
+
+  function renderReadouts(setting) {
     root.querySelectorAll("[data-readout]").forEach(function (el) {
-      var key = el.getAttribute("data-readout");
-      el.textContent = readoutText(data.readouts[key], lookup(data, key, setting));
+      var name = el.getAttribute("data-readout");
+      var field = meta.readouts[name];
+      el.textContent = readoutText(field, at(field, setting));
     });
-    var said = verdict(data, lookup(data, "speedup", setting));
-    var fit = fits(data, setting);
+    var units = at(meta.readouts.speedup, setting);
+    var said = verdict(units);
+    var fit = at(meta.fits, setting);
     root.classList.toggle("is-loss", said === "slower");
+    root.classList.toggle("is-even", said === "even");
     root.classList.toggle("is-unfit", !fit);
-    root.querySelector("[data-verdict]").textContent = data.verdicts.text[said];
+    root.querySelector("[data-verdict]").textContent = meta.verdicts.text[said];
     var unfit = root.querySelector("[data-headline-fit]");
-    unfit.textContent = data.rungs.unfit_headline;
+    unfit.textContent = meta.rungs.unfit_headline;
     unfit.hidden = Boolean(fit);
-    root.querySelector("[data-fits]").textContent = data.fits.text[String(fit)];
-    root.querySelectorAll("[data-output]").forEach(function (el) {
-      el.textContent = String(setting[el.getAttribute("data-output")]);
+    root.querySelector("[data-fits]").textContent = meta.fits.text[String(fit)];
+    var rates = [];
+    for (var j = 0; j < setting.gamma; j++) rates.push(fixed(at(meta.acceptance, setting, j), meta.acceptance.decimals));
+    root.querySelector("[data-acceptance]").textContent = rates.join(", ");
+    root.querySelectorAll("[data-part]").forEach(function (row) {
+      var part = meta.parts[row.getAttribute("data-part")];
+      var plain = at(part.plain, setting);
+      var spec = at(part.spec, setting);
+      row.querySelector("[data-part-plain]").textContent = fixed(plain, part.decimals) + "%";
+      row.querySelector("[data-part-spec]").textContent = fixed(spec, part.decimals) + "%";
+      row.hidden = plain === 0 && spec === 0;
     });
+    root.querySelector("[data-part-total]").textContent = fixed(at(meta.parts_total, setting), meta.parts_total.decimals) + "%";
   }
 
-  function renderLadder(root, data, setting) {
-    var speedup = data.readouts.speedup;
-    var ladder = data.ladder;
-    var color = data.colors.drafters[setting.drafter];
-    root.querySelectorAll("[data-ladder] [data-concurrency]").forEach(function (rung) {
+  function renderLadder(setting) {
+    /* Rows of bars from the 1x line on a log scale chosen for the values in view. */
+    var rungs = Array.prototype.slice.call(root.querySelectorAll("[data-ladder] [data-concurrency]"));
+    var field = meta.readouts.speedup;
+    var scale = Math.pow(10, field.decimals);
+    var units = rungs.map(function (r) {
+      return at(field, Object.assign({}, setting, { concurrency: Number(r.getAttribute("data-concurrency")) }));
+    });
+    var low = Math.min.apply(null, units.map(function (u) { return Math.max(u, 1) / scale; }).concat([1 / 1.25]));
+    var high = Math.max.apply(null, units.map(function (u) { return u / scale; }).concat([1.25]));
+    var lo = Math.log(low / 1.08);
+    var span = Math.log(high * 1.08) - lo;
+    var position = function (x) { return (100 * (Math.log(x) - lo)) / span; };
+    var one = position(1);
+    root.querySelector(".specsim__results").style.setProperty("--one", one.toFixed(1) + "%");
+    var color = meta.colors.drafters[setting.drafter];
+    rungs.forEach(function (rung, i) {
       var b = Number(rung.getAttribute("data-concurrency"));
       var here = Object.assign({}, setting, { concurrency: b });
-      var units = lookup(data, "speedup", here);
-      var fit = fits(data, here);
-      var said = verdict(data, units);
-      var loss = said === "slower";
-      /* Bar geometry is looked up too: tenths of a percent of the ladder, from the data. */
+      var u = units[i];
+      var said = verdict(u);
+      var fit = at(meta.fits, here);
+      var end = position(Math.max(u, 1) / scale);
       var bar = rung.querySelector(".specsim__bar");
-      bar.style.bottom = fixed(ladder.bottom.values[units], 1, true) + "%";
-      bar.style.height = fixed(ladder.height.values[units], 1, true) + "%";
-      bar.style.background = loss ? data.colors.loss : said === "even" ? data.colors.even : color;
-      var value = rung.querySelector(".specsim__value");
-      value.textContent = readoutText(speedup, units);
-      value.style.bottom = fixed(ladder.top.values[units], 1, true) + "%";
-      rung.classList.toggle("is-loss", loss);
+      bar.style.left = Math.min(one, end).toFixed(1) + "%";
+      bar.style.width = Math.abs(end - one).toFixed(1) + "%";
+      bar.style.background = said === "slower" ? meta.colors.loss : said === "even" ? meta.colors.even : color;
+      rung.querySelector(".specsim__value").textContent = readoutText(field, u);
+      rung.classList.toggle("is-loss", said === "slower");
+      rung.classList.toggle("is-even", said === "even");
       rung.classList.toggle("is-current", b === setting.concurrency);
       rung.classList.toggle("is-unfit", !fit);
-      var title = rungTitle(data, b, units, fit);
-      /* The tooltip; the button's name is its visible text (speedup and concurrency), which
-       * the tooltip then describes. */
-      rung.setAttribute("title", title);
       rung.setAttribute("aria-pressed", b === setting.concurrency ? "true" : "false");
+      rung.setAttribute(
+        "title",
+        meta.rungs.title
+          .replace("{sequences}", meta.rungs.sequences[String(b)])
+          .replace("{speedup}", readoutText(field, u))
+          .replace("{verdict}", meta.verdicts.text[said])
+          .replace("{fit}", fit ? "" : meta.rungs.unfit)
+      );
     });
   }
 
-  function renderTokens(root, data, setting) {
+  function renderTokens(setting) {
     /* Draw how many guesses survive from the precomputed distribution of tokens per
      * iteration (a uniform draw against its cumulative table), then lay the row out. */
-    var tokens = data.tokens;
-    var start = index(data, tokens.axes, setting, tokens.positions);
-    var u = Math.random();
+    var tokens = meta.tokens;
+    var u = Math.random() * tokens.scale;
     var accepted = 0;
-    while (accepted < setting.gamma && u >= tokens.cdf[start + accepted]) accepted++;
+    while (accepted < setting.gamma && u >= at(tokens, setting, accepted)) accepted++;
     var row = root.querySelector("[data-tokens]");
     var chip = function (state, text) {
-      /* A chip from the page's own <template> for its state (the markup has one source). */
       var node = root.querySelector('template[data-chip="' + state + '"]').content.firstElementChild.cloneNode(true);
       node.textContent = text;
       return node;
@@ -298,83 +311,163 @@
     row.setAttribute("data-accepted", String(accepted));
   }
 
-  function render(root, data, setting) {
-    var started = performance.now();
-    renderReadouts(root, data, setting);
-    renderLadder(root, data, setting);
-    renderTokens(root, data, setting);
-    root.querySelector("[data-log]").textContent = logLine(data, setting);
-    root.setAttribute("data-update-ms", (performance.now() - started).toFixed(2));
-    root.setAttribute("data-setting", data.axis_order.map(function (n) { return n + "=" + setting[n]; }).join("&"));
+  function logLine(setting) {
+    var fields = meta.log.fields;
+    return meta.log.template
+      .map(function (piece) {
+        if (piece.text !== undefined) return piece.text;
+        var field = fields[piece.slot];
+        if (piece.slot === "per_position") {
+          var rates = [];
+          for (var j = 0; j < setting.gamma; j++) rates.push(fixed(at(field, setting, j), field.decimals, true));
+          return rates.join(", ");
+        }
+        return fixed(at(field, setting), field.decimals, true);
+      })
+      .join("");
   }
 
-  function show(root, data, setting) {
-    /* Render now if this engine's numbers are here; else say so, fetch them and render the
-     * setting the form holds once they arrive. */
-    if (loaded(data, setting.engine)) {
-      root.setAttribute("data-state", "ready");
-      render(root, data, setting);
+  function render(setting) {
+    var t = performance.now();
+    renderReadouts(setting);
+    renderLadder(setting);
+    renderTokens(setting);
+    root.querySelector("[data-log]").textContent = logLine(setting);
+    shown = key(setting);
+    root.setAttribute("data-shown", shown);
+    root.querySelector(".specsim__headline").removeAttribute("aria-busy");
+    root.setAttribute("data-update-ms", (performance.now() - t).toFixed(2));
+    root.setAttribute("data-state", "ready");
+  }
+
+  function pending() {
+    /* The numbers for the controls' setting are on their way: say so, never show stale ones
+     * (the headline is busy meanwhile, so a screen reader announces only the answer). */
+    root.setAttribute("data-state", "loading");
+    root.querySelector(".specsim__headline").setAttribute("aria-busy", "true");
+    root.querySelectorAll("[data-readout], [data-fits], [data-acceptance], [data-part-plain], [data-part-spec], [data-part-total]")
+      .forEach(function (el) { el.textContent = meta.pending; });
+    root.querySelectorAll("[data-ladder] .specsim__value").forEach(function (el) { el.textContent = meta.pending; });
+    root.querySelector("[data-verdict]").textContent = "(loading the numbers for this setting)";
+    root.querySelector("[data-log]").textContent = meta.pending;
+  }
+
+  function show(setting) {
+    wanted = key(setting);
+    showValues(setting);
+    if (ready(setting)) {
+      if (wanted !== shown || root.getAttribute("data-state") !== "ready") render(setting);
       return;
     }
-    root.setAttribute("data-state", "loading");
-    root.querySelector("[data-verdict]").textContent = "(loading this engine's numbers)";
-    loadFor(data, setting.engine).then(function () {
-      show(root, data, readForm(root, data));
-    });
-  }
-
-  /* ---- wiring ------------------------------------------------------------------------ */
-
-  function init() {
-    var root = document.querySelector("[data-simulator]");
-    if (!root || root.getAttribute("data-state")) return;
-    root.setAttribute("data-state", "loading");
-    var form = root.querySelector("form");
-    var touched = false;
-    var early = function () { touched = true; };
-    form.addEventListener("input", early);
-    form.addEventListener("change", early);
-    loadMeta(new URL(root.getAttribute("data-src"), document.baseURI).href)
-      .then(function (data) {
-        /* A control changed before the data arrived wins over the address's setting. */
-        var first = fromUrl(data);
-        return loadFor(data, first.engine).then(function () { return [data, first]; });
-      })
-      .then(function (loadedParts) {
-        var data = loadedParts[0];
-        form.removeEventListener("input", early);
-        form.removeEventListener("change", early);
-        var setting = touched ? readForm(root, data) : loadedParts[1];
-        writeForm(root, data, setting);
-        if (touched) toUrl(data, setting);
-        var update = function () {
-          var next = readForm(root, data);
-          toUrl(data, next);
-          show(root, data, next);
-        };
-        form.addEventListener("input", update);
-        form.addEventListener("change", update);
-        root.querySelectorAll("[data-ladder] [data-concurrency]").forEach(function (rung) {
-          rung.addEventListener("click", function () {
-            form.elements.concurrency.value = rung.getAttribute("data-concurrency");
-            update();
-          });
-        });
-        root.querySelector("[data-resample]").addEventListener("click", function () {
-          renderTokens(root, data, readForm(root, data));
-        });
-        show(root, data, setting);
-        root.setAttribute("data-ready-ms", performance.now().toFixed(1));
-      })
-      .catch(function (error) {
+    pending();
+    load(setting).then(
+      function () {
+        var now = readForm();
+        if (key(now) === key(setting)) render(setting);
+      },
+      function (error) {
         root.setAttribute("data-state", "failed");
-        root.querySelector("[data-verdict]").textContent = "(the interactive simulator could not load its data: " + error.message + ")";
-      });
+        root.querySelector("[data-verdict]").textContent =
+          "(the interactive simulator could not load its data: " + error.message + ")";
+      }
+    );
   }
 
-  /* Start at once (this script runs at the end of the page body), and again after each of
-   * Material's instant navigations. */
-  init();
-  if (typeof document$ !== "undefined") document$.subscribe(init);
-  else document.addEventListener("DOMContentLoaded", init);
+  /* ---- prefetch -------------------------------------------------------------------- */
+
+  function neighbours(setting) {
+    /* The slices a reader moves to next, nearest first: the other engine, the other drafters
+     * and profile, then the alphas outwards from the current one. */
+    var out = [];
+    ["engine", "drafter", "acceptance"].forEach(function (axis) {
+      meta.axes[axis].forEach(function (v) {
+        var next = {};
+        next[axis] = v;
+        out.push(Object.assign({}, setting, next));
+      });
+    });
+    var alphas = meta.axes.alpha;
+    var i = alphas.indexOf(setting.alpha);
+    for (var d = 1; d < alphas.length; d++) {
+      [i - d, i + d].forEach(function (j) {
+        if (j >= 0 && j < alphas.length) out.push(Object.assign({}, setting, { alpha: alphas[j] }));
+      });
+    }
+    return out;
+  }
+
+  function prefetch(setting) {
+    var queue = neighbours(setting).filter(function (s) { return !slices[sliceName(s)]; });
+    var idle = window.requestIdleCallback || function (f) { return setTimeout(f, 50); };
+    var next = function () {
+      var s = queue.shift();
+      if (!s) return;
+      (slices[sliceName(s)] ? Promise.resolve() : load(s)).then(function () { idle(next); }, function () {});
+    };
+    idle(next);
+  }
+
+  /* ---- wiring ---------------------------------------------------------------------- */
+
+  function update(push) {
+    var setting = readForm();
+    toUrl(setting, push);
+    show(setting);
+  }
+
+  /* The first setting: the address's, but a control the reader moved before this ran wins. */
+  var start = fromQuery(window.location.search);
+  meta.axis_order.forEach(function (name) {
+    if (changedByReader(name)) {
+      var value = controlValue(name);
+      if (value !== undefined) start[name] = value;
+    }
+  });
+  writeForm(start);
+  if (key(start) !== root.getAttribute("data-shown") || window.location.search) toUrl(start, false);
+  if (key(start) !== root.getAttribute("data-shown") && !ready(start)) pending();
+
+  form.addEventListener("input", function () { update(false); });
+  form.addEventListener("change", function () { update(false); });
+  root.querySelectorAll("[data-ladder] [data-concurrency]").forEach(function (rung) {
+    rung.addEventListener("click", function () {
+      var setting = readForm();
+      setting.concurrency = Number(rung.getAttribute("data-concurrency"));
+      writeForm(setting);
+      update(false);
+    });
+  });
+  root.querySelector("[data-resample]").addEventListener("click", function () {
+    if (root.getAttribute("data-state") === "ready") renderTokens(readForm());
+  });
+
+  /* A link to a setting of the simulator (?concurrency=64#simulator, in the prose and the
+   * figure captions) opens that setting here, without reloading the page. */
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[href]");
+    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey) return;
+    var url = new URL(link.getAttribute("href"), window.location.href);
+    if (url.pathname !== window.location.pathname || url.hash !== "#simulator") return;
+    event.preventDefault();
+    var setting = fromQuery(url.search);
+    writeForm(setting);
+    toUrl(setting, true);
+    show(setting);
+    root.scrollIntoView({ block: "start" });
+  });
+  window.addEventListener("popstate", function () {
+    var setting = fromQuery(window.location.search);
+    writeForm(setting);
+    show(setting);
+  });
+
+  function usable() {
+    root.setAttribute("data-ready-ms", (performance.now() - begun).toFixed(1));
+    root.setAttribute("data-ready-at", performance.now().toFixed(1));
+    document.dispatchEvent(new CustomEvent("specsim:ready"));
+    prefetch(readForm());
+  }
+  show(start);
+  if (ready(start)) usable();
+  else load(start).then(usable, function () {});
 })();

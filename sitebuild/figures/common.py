@@ -12,6 +12,9 @@ SPEEDUP_HOVER = "%{y:.2f}x over plain decoding"
 
 #: Marker of a scenario that does not fit on the card: open, where fitting ones are filled.
 UNFIT_SYMBOL = "circle-open"
+#: Marker of the ideal roofline where a figure sets it against the vLLM profile (circles): a
+#: filled triangle, since open markers mean "does not fit" everywhere on the site.
+IDEAL_SYMBOL = "triangle-up"
 
 
 def sequences(counts: Any) -> list[str]:

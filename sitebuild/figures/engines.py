@@ -9,11 +9,12 @@ import plotly.graph_objects as go
 
 from sitebuild import theme as th
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import SPEEDUP_HOVER, point_colors, sequences
+from sitebuild.figures.common import IDEAL_SYMBOL, SPEEDUP_HOVER, point_colors, sequences
 from specmodel.model.settings import Deployment
 
-#: How each engine's traces look: the article's ideal model dashed, the fitted engine solid.
-ENGINE_STYLE = {"ideal": {"dash": "dash", "symbol": "circle-open", "label": "ideal roofline"},
+#: How each engine's traces look: the article's ideal model dashed with triangles, the fitted
+#: engine solid with circles (open markers mean "does not fit" on every figure of the site).
+ENGINE_STYLE = {"ideal": {"dash": "dash", "symbol": IDEAL_SYMBOL, "label": "ideal roofline"},
                 "vllm": {"dash": "solid", "symbol": "circle", "label": "vLLM profile"}}  # fmt: skip
 
 

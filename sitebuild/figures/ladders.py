@@ -162,8 +162,9 @@ def _map_traces(
         hovertemplate="%{hovertext}, context %{y}<br>best gamma %{text}: %{customdata:.2f}x<extra>" + label
         + "</extra>",
     )  # fmt: skip
+    # Unlabelled: a label would print over the cells' numbers (the caption says what the line is).
     contour = go.Contour(
-        x=xs, y=ys, z=speed, contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": True},
+        x=xs, y=ys, z=speed, contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": False},
         # Dark in both schemes: it runs over the map's near-white 1x cells, not the page.
         line={"width": 3, "color": "#1f1f1f"}, showscale=False, visible=visible, hoverinfo="skip",
         showlegend=False, name="1.0x contour",
@@ -199,8 +200,9 @@ def breakeven_map(data: pd.DataFrame, deployment: Deployment, default: str | Non
     for drafter, group in zip(drafters, groups):
         visible = [i in group for i in range(len(fig.data))]
         buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.drafter_short_label(drafter)})
-    menu = {"type": "buttons", "direction": "right", "buttons": buttons, "active": drafters.index(default),
-            "x": 0, "y": 1.14, "xanchor": "left", "showactive": True}  # fmt: skip
+    # name: the label of the page's own control for this menu (docs/javascripts/figures.js).
+    menu = {"name": "drafter", "type": "buttons", "direction": "right", "buttons": buttons,
+            "active": drafters.index(default), "x": 0, "y": 1.14, "xanchor": "left", "showactive": True}  # fmt: skip
     fig.update_layout(
         updatemenus=[menu],
         xaxis={"title": "concurrent sequences", "type": "category"},

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences
+from sitebuild.figures.common import IDEAL_SYMBOL, SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences
 from specmodel.model.drafters import drafter_kind
 from specmodel.model.settings import Deployment
 
@@ -169,7 +169,7 @@ def multigpu_validation(data: pd.DataFrame) -> go.Figure:
     fig.add_trace(go.Scatter(x=[low, top], y=[low, top], mode="lines", meta=th.REFERENCE, hoverinfo="skip",
                              name="measured = predicted", line={"color": th.NEUTRAL, "width": 1.5}))  # fmt: skip
     styles = {
-        "ideal": ("ideal roofline, held out", "circle-open", th.COMPUTE),
+        "ideal": ("ideal roofline, held out", IDEAL_SYMBOL, th.COMPUTE),
         "vllm": ("vLLM profile, held out", "circle", th.ROLE_COLORS["ngram"]),
     }
     groups = [(data[(data["engine"] == e) & ~data["fitted"]], *style) for e, style in styles.items()]

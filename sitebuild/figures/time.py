@@ -60,8 +60,9 @@ def time_breakdown(data: pd.DataFrame) -> go.Figure:
     for case, group in zip(cases, groups):
         visible = [i in group for i in range(len(fig.data))]
         buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": case})
-    menu = {"type": "dropdown", "direction": "down", "buttons": buttons, "active": 0,
-            "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom", "pad": {"b": 4}}  # fmt: skip
+    # name: the label of the page's own control for this menu (docs/javascripts/figures.js).
+    menu = {"name": "drafter and prompt length", "type": "dropdown", "direction": "down", "buttons": buttons,
+            "active": 0, "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom", "pad": {"b": 4}}  # fmt: skip
     fig.update_layout(
         barmode="stack",
         updatemenus=[menu],

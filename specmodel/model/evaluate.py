@@ -286,6 +286,7 @@ def _pass_readouts(
         "draft_weight_fraction": dc.weight_bytes / tgt.resident_bytes,
         "target_kv_bytes_per_token": np.full(b.shape, tgt.kv_bytes_per_token),
         "draft_kv_bytes_per_token": dc.kv_bytes_per_token,
+        "draft_kv_fraction": dc.kv_bytes_per_token / tgt.kv_bytes_per_token,
     }
 
 

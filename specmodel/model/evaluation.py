@@ -47,6 +47,7 @@ class Evaluation:
     draft_weight_fraction: FloatArray  #: draft weights read per pass / target weights
     target_kv_bytes_per_token: FloatArray
     draft_kv_bytes_per_token: FloatArray
+    draft_kv_fraction: FloatArray  #: the drafter's KV cache per token / the target's
     accepted_throughput: FloatArray  #: accepted draft tokens/s over all sequences
     drafted_throughput: FloatArray  #: draft tokens/s over all sequences
     memory_required_bytes: FloatArray  #: on the busiest GPU: weights + both caches at the end of generation + workspace
