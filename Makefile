@@ -19,7 +19,7 @@ export VIRTUAL_ENV := $(CURDIR)/$(VENV)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install chromium test lint serve site figures readme fit bench clean lock
+.PHONY: install chromium test lint bare serve site figures readme fit bench clean lock
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -n "$(HOST_PYTHON)" || { echo "$(PYTHON) not found: install Python 3.11+" >&2; exit 1; }
@@ -38,12 +38,30 @@ chromium:
 test: install chromium
 	$(BIN)/python -m pytest
 
-# The quality gates: lint and format, types, and the import layers (pyproject.toml).
+# The quality gates: lint and format, types (specmodel, sitebuild, tools), the import layers
+# (pyproject.toml), no import cycle anywhere in the repository, no function nothing calls.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python tools/check_cycles.py
+	$(BIN)/python tools/check_dead_code.py
+
+# The package alone, as a user installs it: `pip install .` without extras (no pandas) in a
+# fresh venv, outside the repository, runs `specmodel point` and `specmodel advise`.
+BARE := $(CURDIR)/.venv-bare
+bare:
+	rm -rf $(BARE) && env -u VIRTUAL_ENV $(HOST_PYTHON) -m venv $(BARE)
+	env -u PYTHONPATH $(BARE)/bin/python -m pip install --quiet -c constraints.txt .
+	rm -rf build
+	cd /tmp && env -u PYTHONPATH $(BARE)/bin/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('pandas') is not None)"
+	cd /tmp && env -u PYTHONPATH $(BARE)/bin/specmodel point --concurrency 64
+	cd /tmp && env -u PYTHONPATH $(BARE)/bin/specmodel advise --log $(CURDIR)/tests/data/vllm/v1-current.log \
+	  --concurrency 8 --drafter qwen3-0.6b
+	cd /tmp && ! env -u PYTHONPATH $(BARE)/bin/specmodel sweep --out /tmp/bare-sweep.csv 2> $(BARE)/sweep.err
+	grep -q "specmodel\[tables\]" $(BARE)/sweep.err
+	rm -rf $(BARE)
 
 figures: install
 	$(BIN)/python build_figures.py

@@ -24,8 +24,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from specmodel.vllm.counters import SpecDecodeCounters
+from specmodel.vllm.log_line import format_log_message
 from specmodel.vllm.logs import load_log
-from specmodel.vllm.metrics import SpecDecodeCounters, format_log_message
 
 TARGET_S = 1.0
 PREFIX = "(APIServer pid=2236552) INFO 09-09 11:51:35 [metrics.py:96] "

@@ -22,6 +22,7 @@ from sitebuild import deployment, simulator, simulator_log, simulator_markup, ta
 from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as data_multigpu
 from sitebuild.claims import article_claims
+from sitebuild.config import SiteSettings, load_site_settings
 from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, write_tree
@@ -29,10 +30,9 @@ from sitebuild.paths import MEASUREMENTS, ROOT
 from specmodel.errors import SpecModelError
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
-from specmodel.model.settings import Settings, load_settings, using
 
 
-def simulator_settings(settings: Settings) -> dict[str, dict[str, object]]:
+def simulator_settings(settings: SiteSettings) -> dict[str, dict[str, object]]:
     """The simulator setting each article figure's caption links to (the article's defaults but
     for these), so a reader can open what the figure shows and change it."""
     return {
@@ -114,7 +114,7 @@ def figure_fragment(
     )
 
 
-def figure_files(spec: FigureSpec, settings: Settings, link: dict[str, object] | None) -> dict[str, str]:
+def figure_files(spec: FigureSpec, settings: SiteSettings, link: dict[str, object] | None) -> dict[str, str]:
     """A figure's fragment (``figures/<id>.html``), its JSON and its data table as CSV
     (``figdata/<id>.json``, ``figdata/<id>.csv``), from one computation of its data."""
     computed = spec.data(settings)
@@ -260,12 +260,12 @@ def number_entry(number: Number) -> dict[str, object]:
     return {"value": value, "text": number.text, **{k: v for k, v in extra.items() if v is not None}}
 
 
-def numbers_json(settings: Settings) -> str:
+def numbers_json(settings: SiteSettings) -> str:
     values = {k: number_entry(v) for k, v in article_numbers(settings).items()}
     return json.dumps(values, indent=1, sort_keys=True, allow_nan=False)
 
 
-def claims_json(settings: Settings) -> str:
+def claims_json(settings: SiteSettings) -> str:
     """Every claim of the prose: the outcome the model gives, the wording chosen for it and
     its values (:mod:`sitebuild.claims`)."""
     said = {
@@ -275,7 +275,7 @@ def claims_json(settings: Settings) -> str:
     return json.dumps(said, indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False)
 
 
-def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[str, str | bytes]:
+def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> dict[str, str | bytes]:
     """Relative path -> content (text, or bytes for binary data) of every generated file,
     for the deployment and constants of ``settings``."""
     settings = deployment.resolved(settings)
@@ -309,8 +309,7 @@ def outputs(settings: Settings, calibration_table: Path | None = None) -> dict[s
         files[f"data/sim/{name}"] = gzip.compress(blob, compresslevel=9, mtime=0)
     files["html/simulator.html"] = simulator_markup.simulator_html(settings, sim)
     for name, argv in CLI_EXAMPLES.items():
-        with using(Settings()):  # the command line's own defaults, whatever the site's config
-            text = command_output(argv)
+        text = command_output(argv)  # the command line's own defaults, whatever the site's config
         if name == "point-json":
             text = json.dumps(json.loads(text), indent=2) + "\n"
         files[f"outputs/{name}.txt"] = text
@@ -342,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     try:
         check_destination(args.out)  # before computing anything
-        settings = load_settings(args.config) if args.config is not None else Settings()
+        settings = load_site_settings(args.config) if args.config is not None else SiteSettings()
         files = outputs(settings, args.calibration)
         write_tree(files, args.out)
     except SpecModelError as exc:

@@ -9,25 +9,27 @@ and the article says the deployment does not fit.
 
 from __future__ import annotations
 
+from sitebuild.config import SiteSettings
 from specmodel.errors import SpecModelError
 from specmodel.model.evaluate import evaluate
+from specmodel.model.layout import allowed_tensor_parallel
 from specmodel.model.scenario import TENSOR_PARALLEL
-from specmodel.model.settings import Settings
 
 
-def fewest_gpus(settings: Settings) -> int:
+def fewest_gpus(settings: SiteSettings) -> int:
     """The fewest GPUs of :data:`TENSOR_PARALLEL` on which the article's scenario fits (1 if none)."""
-    for gpus in TENSOR_PARALLEL:
+    dep = settings.deployment
+    for gpus in allowed_tensor_parallel(dep.hardware, dep.target, TENSOR_PARALLEL):
         try:
             ev = evaluate(settings=settings, tensor_parallel=gpus)
-        except SpecModelError:  # more GPUs than the card links, or than the model's heads divide into
+        except SpecModelError:  # a draft model whose heads do not divide into this many GPUs
             continue
         if bool(ev.fits):
             return gpus
     return 1
 
 
-def resolved(settings: Settings) -> Settings:
+def resolved(settings: SiteSettings) -> SiteSettings:
     """``settings`` with the deployment's GPUs fixed (:func:`fewest_gpus` unless given)."""
     if settings.deployment.tensor_parallel is not None:
         return settings

@@ -16,11 +16,11 @@ from sitebuild import figures as draw
 from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as multi
 from sitebuild import figures_data_time as time_data
+from sitebuild.config import SiteSettings
 from sitebuild.figures import time as draw_time
 from sitebuild.paths import MEASUREMENTS
 from specmodel.measurements import load_measurements
 from specmodel.model.evaluate import evaluate
-from specmodel.model.settings import Settings
 
 
 def _frame(computed: Any) -> pd.DataFrame:
@@ -46,16 +46,16 @@ class FigureSpec:
     id: str
     title: str
     caption: str
-    data: Callable[[Settings], Any]
-    draw: Callable[[Any, Settings], go.Figure]
+    data: Callable[[SiteSettings], Any]
+    draw: Callable[[Any, SiteSettings], go.Figure]
     table: Callable[[Any], pd.DataFrame] = _frame
 
-    def make(self, settings: Settings) -> go.Figure:
+    def make(self, settings: SiteSettings) -> go.Figure:
         """The figure for these settings."""
         return self.draw(self.data(settings), settings)
 
 
-def _alpha_data(settings: Settings) -> tuple[pd.DataFrame, dict[str, float], dict[str, tuple[float, float]]]:
+def _alpha_data(settings: SiteSettings) -> tuple[pd.DataFrame, dict[str, float], dict[str, tuple[float, float]]]:
     """Speedup against alpha, each draft's break-even alpha, and the two marked points (the
     larger draft at 0.95, the smaller at 0.75)."""
     frame, breakeven = data.alpha_sweep(settings)

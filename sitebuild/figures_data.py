@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
+from sitebuild.config import SiteSettings
+from sitebuild.sampling import toy_demo
 from specmodel.formatting import GIB, KIB
 from specmodel.measurements import Measurement, predict, relative_errors
 from specmodel.model import acceptance as acc
@@ -16,11 +19,10 @@ from specmodel.model import heads
 from specmodel.model.breakeven import first_crossing
 from specmodel.model.drafters import drafter_coefficients, drafter_label
 from specmodel.model.evaluate import evaluate
+from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import CONCURRENCY_LADDER, DEFAULTS, ENGINES, GRID_CONTEXTS
 from specmodel.model.scenario import GAMMAS as GAMMA_VALUES
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
-from specmodel.sampling import toy_demo
 
 CONCURRENCY = np.array(CONCURRENCY_LADDER)
 CONTEXTS = np.array(GRID_CONTEXTS)
@@ -36,39 +38,42 @@ COMPARED_HARDWARE = ("h100-sxm", "h200", "b200")
 COMPARED_CONTEXTS = (512, 2048, 8192, 32768)
 
 
-def site_drafters(settings: Settings) -> tuple[str, ...]:
+def site_drafters(settings: SiteSettings) -> tuple[str, ...]:
     """The drafters of the site's figures: the deployment's two draft models, n-gram lookup,
     and the heads of SITE_HEADS."""
     d = settings.deployment
     return (d.draft, d.big_draft, "ngram", *SITE_HEADS)
 
 
-def model_drafters(settings: Settings) -> tuple[str, str]:
+def model_drafters(settings: SiteSettings) -> tuple[str, str]:
     """The deployment's two draft models."""
     return settings.deployment.draft, settings.deployment.big_draft
 
 
-def _frame(ev, **columns) -> pd.DataFrame:
+def _frame(ev: Evaluation, **columns: ArrayLike) -> pd.DataFrame:
     shape = np.shape(ev.speedup)
     out = {k: np.broadcast_to(v, shape).ravel() for k, v in columns.items()}
     return pd.DataFrame(out)
 
 
-def ladder(settings: Settings) -> pd.DataFrame:
+def ladder(settings: SiteSettings) -> pd.DataFrame:
     """Speedup and throughputs vs concurrency, for every drafter and context (defaults otherwise)."""
     return _ladder_frame(settings, None)
 
 
 def _ladder_frame(
-    settings: Settings, hardware: str | None, contexts=CONTEXTS, drafters: tuple[str, ...] | None = None
+    settings: SiteSettings,
+    hardware: str | None,
+    contexts: ArrayLike = CONTEXTS,
+    drafters: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
-    b, t, d = np.meshgrid(
+    batch, t, d = np.meshgrid(
         CONCURRENCY, np.asarray(contexts), np.array(drafters or site_drafters(settings)), indexing="ij"
     )
-    ev = evaluate(settings=settings, concurrency=b, context=t, drafter=d, hardware=hardware)
+    ev = evaluate(settings=settings, concurrency=batch, context=t, drafter=d, hardware=hardware)
     return _frame(
         ev,
-        concurrency=b,
+        concurrency=batch,
         context=t,
         drafter=d,
         speedup=ev.speedup,
@@ -80,7 +85,7 @@ def _ladder_frame(
     )
 
 
-def hardware_ladders(settings: Settings) -> pd.DataFrame:
+def hardware_ladders(settings: SiteSettings) -> pd.DataFrame:
     """The ladder (speedup vs concurrency) on each card of COMPARED_HARDWARE for the draft
     model, n-gram lookup and the 32k-vocabulary EAGLE head at four contexts, with whether
     each scenario fits on the card."""
@@ -94,17 +99,21 @@ def hardware_ladders(settings: Settings) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def roofline(settings: Settings) -> pd.DataFrame:
+def roofline(settings: SiteSettings) -> pd.DataFrame:
     """The full-batch verify pass vs concurrency at the defaults: memory time, arithmetic
     time (seconds) and the tensor cores' idle share."""
-    b = np.unique(np.concatenate([CONCURRENCY, np.round(np.geomspace(1, 1024, 61))])).astype(int)
-    ev = evaluate(settings=settings, concurrency=b)
+    batch = np.unique(np.concatenate([CONCURRENCY, np.round(np.geomspace(1, 1024, 61))])).astype(int)
+    ev = evaluate(settings=settings, concurrency=batch)
     return _frame(
-        ev, concurrency=b, memory_time=ev.verify_memory_time, compute_time=ev.verify_compute_time, idle=ev.verify_idle
+        ev,
+        concurrency=batch,
+        memory_time=ev.verify_memory_time,
+        compute_time=ev.verify_compute_time,
+        idle=ev.verify_idle,
     )
 
 
-def arithmetic_bill(settings: Settings) -> pd.DataFrame:
+def arithmetic_bill(settings: SiteSettings) -> pd.DataFrame:
     """Arithmetic per output token (speculative / plain) vs gamma: simulated for three
     drafter/profile pairs, and Leviathan et al.'s Theorem 3.11 for c = 0 and for the 0.6B draft."""
     rows = []
@@ -145,7 +154,7 @@ def arithmetic_bill(settings: Settings) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def alpha_sweep(settings: Settings) -> tuple[pd.DataFrame, dict[str, float]]:
+def alpha_sweep(settings: SiteSettings) -> tuple[pd.DataFrame, dict[str, float]]:
     """Speedup vs alpha at one sequence for the two draft models, and each one's break-even
     alpha (where speedup crosses 1, linearly interpolated on a 0.005 grid)."""
     alphas = np.round(np.arange(0.02, 0.9951, 0.005), 3)
@@ -153,13 +162,13 @@ def alpha_sweep(settings: Settings) -> tuple[pd.DataFrame, dict[str, float]]:
     ev = evaluate(settings=settings, alpha=a, drafter=d)
     frame = _frame(ev, alpha=a, drafter=d, speedup=ev.speedup)
     breakeven = {
-        drafter: first_crossing(group["alpha"].to_numpy(), group["speedup"].to_numpy())
+        str(drafter): first_crossing(group["alpha"].to_numpy(), group["speedup"].to_numpy())
         for drafter, group in frame.groupby("drafter", sort=False)
     }
     return frame, breakeven
 
 
-def memory_footprint(settings: Settings) -> pd.DataFrame:
+def memory_footprint(settings: SiteSettings) -> pd.DataFrame:
     """Weights (GiB) and KV cache per token (KiB) of the target and the two draft models."""
     keys = (settings.deployment.target, *model_drafters(settings))
     models = [get_architecture(k) for k in keys]
@@ -173,18 +182,18 @@ def memory_footprint(settings: Settings) -> pd.DataFrame:
     )
 
 
-def context_sweep(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
+def context_sweep(settings: SiteSettings, concurrency: int = 64) -> pd.DataFrame:
     """Draft share of wall clock and speedup vs context at 64 sequences, every drafter."""
     t, d = np.meshgrid(CONTEXTS, np.array(site_drafters(settings)), indexing="ij")
     ev = evaluate(settings=settings, concurrency=concurrency, context=t, drafter=d)
     return _frame(ev, context=t, drafter=d, speedup=ev.speedup, draft_share=ev.draft_share, fits=ev.fits)
 
 
-def gamma_sweep(settings: Settings) -> pd.DataFrame:
+def gamma_sweep(settings: SiteSettings) -> pd.DataFrame:
     """Speedup vs gamma at every concurrency (0.6B draft, falling, alpha 0.75, context 2048)."""
-    g, b = np.meshgrid(GAMMAS, CONCURRENCY, indexing="ij")
-    ev = evaluate(settings=settings, gamma=g, concurrency=b)
-    return _frame(ev, gamma=g, concurrency=b, speedup=ev.speedup)
+    g, batch = np.meshgrid(GAMMAS, CONCURRENCY, indexing="ij")
+    ev = evaluate(settings=settings, gamma=g, concurrency=batch)
+    return _frame(ev, gamma=g, concurrency=batch, speedup=ev.speedup)
 
 
 TOKEN_ALPHAS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
@@ -200,7 +209,7 @@ def tokens_per_iteration() -> pd.DataFrame:
     )
 
 
-def per_position(settings: Settings, gamma: int = 6) -> pd.DataFrame:
+def per_position(settings: SiteSettings, gamma: int = 6) -> pd.DataFrame:
     """Unconditional acceptance of each draft position, falling vs same (alpha 0.75)."""
     rows = []
     for profile in ("falling", "same"):
@@ -213,15 +222,15 @@ def per_position(settings: Settings, gamma: int = 6) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def breakeven_map(settings: Settings) -> pd.DataFrame:
+def breakeven_map(settings: SiteSettings) -> pd.DataFrame:
     """For every drafter, concurrency and context: the best gamma (1..10) and its speedup."""
-    b, t, d, g = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(site_drafters(settings)), GAMMAS, indexing="ij")
-    ev = evaluate(settings=settings, concurrency=b, context=t, drafter=d, gamma=g)
+    batch, t, d, g = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(site_drafters(settings)), GAMMAS, indexing="ij")
+    ev = evaluate(settings=settings, concurrency=batch, context=t, drafter=d, gamma=g)
     best = np.argmax(ev.speedup, axis=-1)
     speedup = np.take_along_axis(ev.speedup, best[..., None], axis=-1)[..., 0]
     return pd.DataFrame(
         {
-            "concurrency": b[..., 0].ravel(),
+            "concurrency": batch[..., 0].ravel(),
             "context": t[..., 0].ravel(),
             "drafter": d[..., 0].ravel(),
             "best_gamma": GAMMAS[best].ravel(),
@@ -231,7 +240,7 @@ def breakeven_map(settings: Settings) -> pd.DataFrame:
     )
 
 
-def head_costs(settings: Settings, concurrency: int = 64) -> pd.DataFrame:
+def head_costs(settings: SiteSettings, concurrency: int = 64) -> pd.DataFrame:
     """What one draft step costs for each head and the deployment's draft model: weights read
     (of which the LM head), the head's cache per token, the bytes of a full-batch draft pass at
     1 and at ``concurrency`` sequences, and the speedup there (defaults otherwise)."""
@@ -281,7 +290,7 @@ def sampling() -> pd.DataFrame:
     )
 
 
-def validation(settings: Settings, rows: list[Measurement]) -> pd.DataFrame:
+def validation(settings: SiteSettings, rows: list[Measurement]) -> pd.DataFrame:
     """Every public measurement against the model's prediction under each engine, with the
     acceptance the run measured given to the model."""
     frame = pd.DataFrame({
@@ -301,10 +310,10 @@ def validation(settings: Settings, rows: list[Measurement]) -> pd.DataFrame:
     return frame
 
 
-def engine_ladder(settings: Settings, drafters: tuple[str, ...] | None = None) -> pd.DataFrame:
+def engine_ladder(settings: SiteSettings, drafters: tuple[str, ...] | None = None) -> pd.DataFrame:
     """The default scenario's speedup against concurrency under each engine (its own
     batching), for the deployment's draft model and n-gram lookup."""
     drafters = drafters or (settings.deployment.draft, "ngram")
-    b, d, e = np.meshgrid(CONCURRENCY, np.array(drafters), np.array(ENGINES), indexing="ij")
-    ev = evaluate(settings=settings, concurrency=b, drafter=d, engine=e)
-    return _frame(ev, concurrency=b, drafter=d, engine=e, speedup=ev.speedup, fits=ev.fits)
+    batch, d, e = np.meshgrid(CONCURRENCY, np.array(drafters), np.array(ENGINES), indexing="ij")
+    ev = evaluate(settings=settings, concurrency=batch, drafter=d, engine=e)
+    return _frame(ev, concurrency=batch, drafter=d, engine=e, speedup=ev.speedup, fits=ev.fits)

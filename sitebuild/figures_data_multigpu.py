@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sitebuild.config import SiteSettings
 from specmodel.acceptance_fit import FittedSeries, fit_series
 from specmodel.formatting import GIB
 from specmodel.measurements import MULTIGPU_MEASUREMENTS_FILE, Measurement, load_measurements
@@ -21,15 +23,12 @@ from specmodel.model import experts
 from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import CONCURRENCY_LADDER, DEFAULTS, ENGINES
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
 
 CONCURRENCY = np.array(CONCURRENCY_LADDER)
 
 #: The measured deployment: Llama-3-70B on four H100s (SpecDecode-Bench, arXiv:2601.11580).
 BIG_TARGET, BIG_HARDWARE, BIG_TP = "llama-3-70b", "h100-sxm", 4
-#: The drafters it was measured with, in the order the page names them.
-MEASURED_DRAFTERS = ("llama-3.2-1b", "eagle", "ngram")
 #: The engine the page prices real deployments with (fitted to measurements of vLLM).
 ENGINE = "vllm"
 #: The measured workload the page's comparisons of cards use (longer prompts and outputs).
@@ -65,7 +64,7 @@ MOE_DRAFTERS = ("ngram", "eagle", MOE_DRAFT)
 _FITS: dict[tuple[str, str], list[FittedSeries]] = {}
 
 
-def fitted(settings: Settings, engine: str = ENGINE) -> list[FittedSeries]:
+def fitted(settings: SiteSettings, engine: str = ENGINE) -> list[FittedSeries]:
     """Every series of the four-GPU measurements with its mean acceptance length fitted at
     batch 1 under ``engine`` (computed once per settings and engine)."""
     key = (engine, settings.model_dump_json())
@@ -91,7 +90,7 @@ class Series:
     fields: dict
 
 
-def series(settings: Settings, engine: str = ENGINE) -> list[Series]:
+def series(settings: SiteSettings, engine: str = ENGINE) -> list[Series]:
     """The measured series with their fitted acceptance, in the file's order."""
     out = []
     for fit in fitted(settings, engine):
@@ -100,12 +99,12 @@ def series(settings: Settings, engine: str = ENGINE) -> list[Series]:
     return out
 
 
-def workload_series(settings: Settings, name: str = WORKLOAD) -> dict[str, Series]:
+def workload_series(settings: SiteSettings, name: str = WORKLOAD) -> dict[str, Series]:
     """Drafter -> its series of the workload ``name``."""
     return {s.drafter: s for s in series(settings) if s.dataset == name}
 
 
-def evaluate_series(settings: Settings, s: Series, **override) -> Evaluation:
+def evaluate_series(settings: SiteSettings, s: Series, **override: Any) -> Evaluation:
     """The model for a measured series' scenario (fitted acceptance, vLLM engine), with
     ``override`` (the ladder of concurrencies by default)."""
     fields = {**s.fields, "concurrency": CONCURRENCY, **override}
@@ -129,7 +128,7 @@ def deployment_name(hardware: str, gpus: int) -> str:
     return f"{gpus} × {hardware.upper()}, {get_hardware(hardware).memory_capacity.value / 1e9:.0f} GB"
 
 
-def measured_ladders(settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
+def measured_ladders(settings: SiteSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The model's ladder for every measured series (its fitted acceptance, the vLLM engine,
     four H100s), one panel per dataset; and the measured points with the model's prediction
     of each (batch 1: where the acceptance was fitted)."""
@@ -156,7 +155,7 @@ def measured_ladders(settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(curves, ignore_index=True), pd.concat(points, ignore_index=True)
 
 
-def card_ladders(settings: Settings) -> pd.DataFrame:
+def card_ladders(settings: SiteSettings) -> pd.DataFrame:
     """The measured model and workload (WORKLOAD, each drafter's fitted acceptance) on each
     deployment of DEPLOYMENTS, one panel each, with whether it fits."""
     frames = []
@@ -171,7 +170,7 @@ def card_ladders(settings: Settings) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def tree_ladder(settings: Settings) -> pd.DataFrame:
+def tree_ladder(settings: SiteSettings) -> pd.DataFrame:
     """Speedup against concurrency of a chain and two trees (TREES) drafted by an EAGLE head
     on the measured deployment, under the vLLM engine, at the article's acceptance profile."""
     frames = []
@@ -197,14 +196,14 @@ def tree_ladder(settings: Settings) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def moe_pass(settings: Settings, target: str, **fields) -> Evaluation:
+def moe_pass(settings: SiteSettings, target: str, **fields: Any) -> Evaluation:
     """A scenario on the MoE comparison's deployment (MOE_HARDWARE, MOE_TP GPUs, the vLLM engine)."""
     return evaluate(
         settings=settings, target=target, hardware=MOE_HARDWARE, tensor_parallel=MOE_TP, engine=ENGINE, **fields
     )
 
 
-def moe_weights(settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
+def moe_weights(settings: SiteSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Weights one pass reads (all GPUs, GiB) against the token positions in it, for the MoE
     and the dense target (a plain step over that many sequences), with the MoE's expected
     distinct experts per layer; and the marked passes: the plain step and the verify pass
@@ -212,11 +211,13 @@ def moe_weights(settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
     curves, marks = [], []
     for target in (MOE_TARGET, DENSE_TARGET):
         arch = get_architecture(target)
-        name, dense = arch.name, arch.num_experts is None
+        name, e, k = arch.name, arch.num_experts, arch.num_experts_per_tok  # E and k: both, or neither (dense)
         plain = moe_pass(settings, target, drafter="ngram", concurrency=PASS_TOKENS)
-        distinct = np.zeros(len(PASS_TOKENS)) if dense else experts.expected_distinct_experts(
-            PASS_TOKENS, arch.num_experts, arch.num_experts_per_tok
-        )  # fmt: skip
+        distinct = (
+            np.zeros(len(PASS_TOKENS))
+            if e is None or k is None
+            else experts.expected_distinct_experts(PASS_TOKENS, e, k)
+        )
         curves.append(
             pd.DataFrame(
                 {
@@ -224,7 +225,7 @@ def moe_weights(settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
                     "tokens": PASS_TOKENS,
                     "weights_gib": plain.plain_weights_read_bytes / GIB,
                     "distinct_experts": distinct,
-                    "experts": 0 if dense else arch.num_experts,
+                    "experts": 0 if e is None else e,
                 }
             )  # fmt: skip
         )
@@ -240,7 +241,7 @@ def moe_weights(settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(curves, ignore_index=True), pd.concat(marks, ignore_index=True)
 
 
-def moe_ladders(settings: Settings) -> pd.DataFrame:
+def moe_ladders(settings: SiteSettings) -> pd.DataFrame:
     """Speedup against concurrency on the MoE and the dense target (one panel each) for
     each drafter of MOE_DRAFTERS, under the vLLM engine, at the article's acceptance."""
     frames = []
@@ -255,7 +256,7 @@ def moe_ladders(settings: Settings) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def multigpu_validation(settings: Settings) -> pd.DataFrame:
+def multigpu_validation(settings: SiteSettings) -> pd.DataFrame:
     """Every four-GPU measurement against the model under each engine, the acceptance of its
     series fitted at batch 1 under that engine (``fitted``: the row it was fitted on)."""
     rows = []

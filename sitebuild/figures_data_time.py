@@ -8,22 +8,22 @@ import numpy as np
 import pandas as pd
 
 from sitebuild.claims.serving import HIGH_TARGET_RUNG, LOW_TARGET_RUNG, latency_target
+from sitebuild.config import SiteSettings
 from specmodel.model.drafters import drafter_label
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import CONCURRENCY_LADDER
-from specmodel.model.settings import Settings
 from specmodel.model.timing import TIME_PARTS
 
 CONCURRENCY = np.array(CONCURRENCY_LADDER)
 
 
-def breakdown_cases(settings: Settings) -> tuple[tuple[str, int], ...]:
+def breakdown_cases(settings: SiteSettings) -> tuple[tuple[str, int], ...]:
     """(drafter, context) of each case the breakdown figure offers, the article's first."""
     draft = settings.deployment.draft
     return ((draft, 2048), (draft, 512), (draft, 8192), ("ngram", 2048), ("ngram", 256), ("eagle", 2048))
 
 
-def time_breakdown(settings: Settings) -> pd.DataFrame:
+def time_breakdown(settings: SiteSettings) -> pd.DataFrame:
     """For each case of :func:`breakdown_cases` and each rung: the time per generated token of
     plain decoding and of speculation split into :data:`TIME_PARTS`, as shares of the plain
     step's (``share``) and in seconds (``seconds``), with the speedup and whether it fits."""
@@ -48,7 +48,7 @@ def time_breakdown(settings: Settings) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def latency_throughput(settings: Settings) -> tuple[pd.DataFrame, tuple[float, float]]:
+def latency_throughput(settings: SiteSettings) -> tuple[pd.DataFrame, tuple[float, float]]:
     """Each user's token rate against the server's total at every rung, for plain decoding and
     each drafter of the article's ladder (ideal engine), with whether it fits; and the two
     per-user targets the article reads off (:mod:`sitebuild.claims.serving`)."""

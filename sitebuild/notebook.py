@@ -5,8 +5,12 @@ a table under it (its text alternative)."""
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
+
+if TYPE_CHECKING:
+    from IPython.display import HTML
 
 
 def data_table(fig: go.Figure) -> str:
@@ -27,7 +31,7 @@ def data_table(fig: go.Figure) -> str:
     return f"<table>{head}<tbody>{''.join(rows)}</tbody></table>"
 
 
-def show(fig: go.Figure, figure_id: str, caption: str = ""):
+def show(fig: go.Figure, figure_id: str, caption: str = "") -> HTML:
     """IPython HTML output with the figure as the site embeds it, and its data as a table."""
     from IPython.display import HTML
 

@@ -7,3 +7,5 @@ from specmodel.measurements import MEASUREMENTS_FILE
 ROOT = Path(__file__).resolve().parents[1]
 #: Public measurements of real servers (a copy of the brief's, with sources).
 MEASUREMENTS = MEASUREMENTS_FILE
+#: Figures the article quotes from papers (not from the model), each with its source.
+LITERATURE = Path(__file__).resolve().parent / "data" / "literature.toml"

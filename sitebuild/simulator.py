@@ -5,7 +5,7 @@ The browser script (docs/javascripts/simulator.js, embedded in the page by the b
 values up in the data written here and formats them; it computes nothing about speculative
 decoding. The simulator's scenarios are cut into slices, one per engine, drafter, acceptance
 profile and alpha (:data:`SLICE_AXES`): a slice holds every quantity over the remaining axes,
-concurrency, context and gamma (:data:`INNER_AXES`), each stored only over the axes it
+concurrency, context and gamma (:data:`INNER`), each stored only over the axes it
 depends on, as integers in units of its displayed precision (so the page prints exactly what
 Python prints). A slice is one little-endian binary file, its arrays stored byte plane by byte
 plane and gzipped (the browser inflates it with its own DecompressionStream). Every quantity
@@ -21,30 +21,36 @@ from typing import Any
 import numpy as np
 
 from sitebuild import theme
+from sitebuild.config import SiteSettings
 from sitebuild.figures_data import site_drafters
-from sitebuild.simulator_log import as_counters, expected_counters, log_template
+from sitebuild.simulator_log import as_counters, expected_counters, grid_counters, log_template
 from specmodel import formatting
 from specmodel.model.acceptance import tokens_per_iteration_pmf
 from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
-from specmodel.model.scenario import SIMULATOR_AXES, SIMULATOR_AXIS_VALUES, default_scenario
-from specmodel.model.settings import Settings
+from specmodel.model.scenario import AXES, GRID_AXIS_VALUES, default_scenario
 from specmodel.model.timing import TIME_PARTS
 from specmodel.readouts import BY_KEY, readout_arrays
-from specmodel.vllm import metrics as vllm
+from specmodel.vllm import counters as vllm
+from specmodel.vllm.log_line import format_log_message
 
-ALL = SIMULATOR_AXES
+#: The simulator's controls: the grid's axes but tensor parallelism (the article's one card).
+SIMULATOR_AXES = tuple(axis for axis in AXES if axis != "tensor_parallel")
+#: Their values: the grid's, with alpha reaching down to the draft models' break-even
+#: acceptance (about 0.27 for the article's 0.6B draft).
+SIMULATOR_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
+    **{axis: values for axis, values in GRID_AXIS_VALUES.items() if axis in SIMULATOR_AXES},
+    "alpha": tuple(round(0.25 + 0.05 * i, 2) for i in range(15)),
+}
 #: The axes that pick a slice (one file each), and the axes inside a slice.
 SLICE_AXES = ("engine", "drafter", "acceptance", "alpha")
-INNER_AXES = ("concurrency", "context", "gamma")
-INNER = INNER_AXES
+INNER = ("concurrency", "context", "gamma")
 
 
-def axes(settings: Settings) -> dict[str, tuple[Any, ...]]:
-    """The simulator's settings: every value of each control, in :data:`SIMULATOR_AXES` order
-    (values from :data:`specmodel.model.scenario.SIMULATOR_AXIS_VALUES`; drafters: the site's)."""
+def axes(settings: SiteSettings) -> dict[str, tuple[Any, ...]]:
+    """Every value of each control, in :data:`SIMULATOR_AXES` order (drafters: the site's)."""
     values = {**SIMULATOR_AXIS_VALUES, "drafter": site_drafters(settings)}
-    return {name: tuple(values[name]) for name in ALL}
+    return {name: tuple(values[name]) for name in SIMULATOR_AXES}
 
 
 #: The readouts the simulator shows, and the axes inside a slice that each depends on.
@@ -113,14 +119,14 @@ CDF_SCALE = 1_000_000
 class Grid:
     """The simulator's scenarios evaluated on the full axis grid."""
 
-    settings: Settings
+    settings: SiteSettings
     evaluation: Evaluation
     counters: dict[str, np.ndarray]
 
 
-def evaluate_grid(settings: Settings) -> Grid:
+def evaluate_grid(settings: SiteSettings) -> Grid:
     mesh = np.meshgrid(*(np.array(v) for v in axes(settings).values()), indexing="ij")
-    ev = evaluate(**dict(zip(ALL, mesh, strict=True)), settings=settings)
+    ev = evaluate(**dict(zip(SIMULATOR_AXES, mesh, strict=True)), settings=settings)
     return Grid(settings, ev, expected_counters(ev, mesh[0], mesh[2]))
 
 
@@ -128,14 +134,14 @@ def _sliced(values: np.ndarray, kept: tuple[str, ...]) -> np.ndarray:
     """``values`` over the full grid (trailing axes such as positions allowed) as
     ``(slice, *kept, *trailing)``: the slice axes flattened first, then the inner axes in
     ``kept``, after checking that it really does not vary along the inner axes left out."""
-    lead = len(ALL)
-    index = tuple(slice(None) if (name in kept or name in SLICE_AXES) else 0 for name in ALL)
+    lead = len(SIMULATOR_AXES)
+    index = tuple(slice(None) if (name in kept or name in SLICE_AXES) else 0 for name in SIMULATOR_AXES)
     reduced = values[index]
-    dropped = tuple(i for i, n in enumerate(ALL) if n not in kept and n not in SLICE_AXES)
+    dropped = tuple(i for i, n in enumerate(SIMULATOR_AXES) if n not in kept and n not in SLICE_AXES)
     expanded = np.broadcast_to(np.expand_dims(reduced, dropped), values.shape)
     if not np.allclose(expanded, values, rtol=1e-9, atol=1e-12, equal_nan=True):
         raise ValueError(f"quantity varies along inner axes outside {kept}")
-    present = [n for n in ALL if n in kept or n in SLICE_AXES]
+    present = [n for n in SIMULATOR_AXES if n in kept or n in SLICE_AXES]
     order = [present.index(n) for n in (*SLICE_AXES, *kept)]
     trailing = list(range(len(present), reduced.ndim))
     out = np.transpose(reduced, order + trailing)
@@ -252,9 +258,9 @@ def _time_parts(grid: Grid, writer: SliceWriter) -> tuple[dict[str, dict], dict]
 
 
 def _log_fields(grid: Grid, writer: SliceWriter) -> dict[str, dict]:
-    """The fields of vLLM's log line by vLLM's own definitions (specmodel.vllm.metrics), as
+    """The fields of vLLM's log line by vLLM's own definitions (:mod:`specmodel.vllm.counters`), as
     printf would print them, over the axes each depends on."""
-    counters, elapsed = as_counters(grid.counters)
+    counters, elapsed = grid_counters(grid.counters)
     log_values = {
         "mean_acceptance_length": vllm.mean_acceptance_length(counters),
         "accepted_throughput": vllm.throughput(counters.num_accepted_tokens, elapsed),
@@ -269,8 +275,9 @@ def _log_fields(grid: Grid, writer: SliceWriter) -> dict[str, dict]:
         if key == "per_position":
             continue
         spec = slots[key]
-        texts = [_printf(v, spec["decimals"], spec["kind"]) for v in log_values[key].ravel()]
-        log[key] = _quantity(writer, _units(texts).reshape(log_values[key].shape), kept, decimals=spec["decimals"])
+        values = np.asarray(log_values[key])
+        texts = [_printf(v, spec["decimals"], spec["kind"]) for v in values.ravel()]
+        log[key] = _quantity(writer, _units(texts).reshape(values.shape), kept, decimals=spec["decimals"])
     rates = vllm.per_position_rate(counters)
     units = _units([f"{v:.3f}" for v in rates.ravel()]).reshape(rates.shape)
     log["per_position"] = _quantity(writer, units, LOG_FIELDS["per_position"], decimals=3, positions=rates.shape[-1])
@@ -317,10 +324,10 @@ def simulator_data(grid: Grid) -> SimulatorData:
     blobs = {}
     files = [dict(zip(SLICE_AXES, combo, strict=True)) for combo in np.ndindex(*(len(ax[a]) for a in SLICE_AXES))]
     meta = {
-        "axis_order": list(ALL),
+        "axis_order": list(SIMULATOR_AXES),
         "axes": {k: list(v) for k, v in ax.items()},
-        "defaults": {k: getattr(default, k) for k in ALL},
-        "slices": {"axes": list(SLICE_AXES), "inner": list(INNER_AXES)},
+        "defaults": {k: getattr(default, k) for k in SIMULATOR_AXES},
+        "slices": {"axes": list(SLICE_AXES), "inner": list(INNER)},
         "readouts": readouts,
         "reasons": list(REASONS),
         "parts": parts,
@@ -357,20 +364,14 @@ VERDICT_KEYS = ("slower", "even", "faster")
 FITS_TEXT = {True: "yes", False: "no: needs more memory than the GPUs have"}
 #: What the headline adds for a scenario that does not fit in memory.
 UNFIT_HEADLINE = "but it does not fit in memory: this scenario needs more GPUs"
-#: A ladder rung's tooltip; simulator.js fills in the same fields.
+#: A ladder rung's tooltip, which simulator.js fills in.
 RUNG_TITLE = "{sequences}: {speedup}, {verdict}{fit}"
 RUNG_UNFIT = "; does not fit in memory"
 #: What a readout shows while the numbers for the current setting are on their way.
 PENDING = "…"
 
 
-def rung_title(concurrency: int, speedup_text: str, verdict: str, fits: bool) -> str:
-    """``64 sequences: 0.89x, slower than plain decoding: a loss``."""
-    return RUNG_TITLE.format(sequences=formatting.plural(concurrency, "sequence"), speedup=speedup_text,
-                             verdict=formatting.VERDICTS[verdict], fit="" if fits else RUNG_UNFIT)  # fmt: skip
-
-
-def default_text(settings: Settings) -> dict[str, Any]:
+def default_text(settings: SiteSettings) -> dict[str, Any]:
     """The default scenario's readouts, parts, acceptance, verdict, whether it fits, and its
     log line as text, for the page without JavaScript."""
     default = default_scenario(settings)
@@ -390,5 +391,5 @@ def default_text(settings: Settings) -> dict[str, Any]:
     out["fits"] = FITS_TEXT[bool(ev.fits)]
     out["verdict"] = formatting.verdict(float(ev.speedup), BY_KEY["speedup"].decimals)
     counters, elapsed = as_counters(expected_counters(ev, default.concurrency, default.gamma))
-    out["log"] = vllm.format_log_message(counters, elapsed)
+    out["log"] = format_log_message(counters, elapsed)
     return out

@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from sitebuild.config import SiteSettings
 from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import Scenario
-from specmodel.model.settings import Settings
-from specmodel.vllm import metrics as vllm
+from specmodel.vllm.counters import SpecDecodeCounters
+from specmodel.vllm.log_line import LOG_FORMAT, format_log_message
 
 #: The fields of vLLM's log line, in LOG_FORMAT's order.
 LOG_SLOTS = (
@@ -43,18 +44,22 @@ def expected_counters(ev: Evaluation, concurrency: Any, gamma: Any) -> dict[str,
     }
 
 
-def as_counters(expected: dict[str, np.ndarray]) -> tuple[vllm.SpecDecodeCounters, object]:
-    """:func:`expected_counters` as vLLM's counter record and the elapsed seconds: plain
-    numbers for one scenario, arrays over a grid."""
-    if np.ndim(expected["num_drafts"]) == 0:
-        counters = vllm.SpecDecodeCounters(
-            float(expected["num_drafts"]),
-            float(expected["num_draft_tokens"]),
-            float(expected["num_accepted_tokens"]),
-            tuple(float(x) for x in np.ravel(expected["accepted_per_position"])),
-        )
-        return counters, float(expected["elapsed"])
-    counters = vllm.SpecDecodeCounters(
+def as_counters(expected: dict[str, np.ndarray]) -> tuple[SpecDecodeCounters, float]:
+    """:func:`expected_counters` of one scenario as vLLM's counter record and the elapsed
+    seconds, in plain numbers."""
+    counters = SpecDecodeCounters(
+        float(expected["num_drafts"]),
+        float(expected["num_draft_tokens"]),
+        float(expected["num_accepted_tokens"]),
+        tuple(float(x) for x in np.ravel(expected["accepted_per_position"])),
+    )
+    return counters, float(expected["elapsed"])
+
+
+def grid_counters(expected: dict[str, np.ndarray]) -> tuple[SpecDecodeCounters, np.ndarray]:
+    """:func:`expected_counters` over a grid as vLLM's counter record and the elapsed
+    seconds, in arrays over the grid (positions on the last axis of the record's)."""
+    counters = SpecDecodeCounters(
         expected["num_drafts"],
         expected["num_draft_tokens"],
         expected["num_accepted_tokens"],
@@ -65,21 +70,22 @@ def as_counters(expected: dict[str, np.ndarray]) -> tuple[vllm.SpecDecodeCounter
 
 def log_template() -> list[dict]:
     """LOG_FORMAT split into literal text and numbered slots with their precision."""
-    parts, pos, fields = [], 0, iter(LOG_SLOTS)
-    for m in SPEC.finditer(vllm.LOG_FORMAT):
-        parts.append({"text": vllm.LOG_FORMAT[pos : m.start()]})
+    parts: list[dict[str, str | int]] = []
+    pos, fields = 0, iter(LOG_SLOTS)
+    for m in SPEC.finditer(LOG_FORMAT):
+        parts.append({"text": LOG_FORMAT[pos : m.start()]})
         if m.group(2) == "%":
             parts.append({"text": "%"})
         else:
             parts.append({"slot": next(fields), "decimals": int(m.group(1) or 0), "kind": m.group(2)})
         pos = m.end()
-    parts.append({"text": vllm.LOG_FORMAT[pos:]})
+    parts.append({"text": LOG_FORMAT[pos:]})
     return [p for p in parts if p.get("text") != ""]
 
 
-def log_line(settings: Settings, scenario: Scenario) -> str:
+def log_line(settings: SiteSettings, scenario: Scenario) -> str:
     """The line vLLM would log for ``scenario`` over one run, from the model's expected
     counters: what the simulator shows at the same setting."""
     ev = evaluate(scenario, settings=settings)
     counters, elapsed = as_counters(expected_counters(ev, scenario.concurrency, scenario.gamma))
-    return vllm.format_log_message(counters, elapsed)
+    return format_log_message(counters, elapsed)

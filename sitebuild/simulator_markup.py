@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from sitebuild.config import SiteSettings
 from sitebuild.paths import ROOT
 from sitebuild.simulator import (
     FITS_TEXT,
@@ -27,14 +28,12 @@ from sitebuild.simulator import (
     SimulatorData,
     axes,
     default_text,
-    rung_title,
     slice_file,
 )
 from specmodel import formatting
 from specmodel.model import drafters
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import default_scenario
-from specmodel.model.settings import Settings
 from specmodel.model.timing import TIME_PARTS
 from specmodel.readouts import BY_KEY
 
@@ -95,7 +94,7 @@ def choice_label(name: str, value: str) -> str:
     return ENGINE_LABELS[value] if name == "engine" else ACCEPTANCE_LABELS[value]
 
 
-def help_texts(settings: Settings) -> dict[str, str]:
+def help_texts(settings: SiteSettings) -> dict[str, str]:
     """What each control means, shown under it."""
     ratio = settings.constants.FALLING_RATIO
     return {
@@ -134,26 +133,16 @@ def _control(name: str, values: tuple[Any, ...], default: Any, help_text: str | 
     return control
 
 
-def _rungs(settings: Settings, current: int) -> list[dict[str, Any]]:
-    """The ladder's rows at the default scenario: values, verdicts and tooltips (the bars are the
-    script's)."""
+def _rungs(settings: SiteSettings) -> list[dict[str, Any]]:
+    """The ladder's rows: each concurrency and its speedup at the default scenario, as text (for
+    a reader without JavaScript). The script draws each row (its bar, verdict, tooltip, whether
+    it fits) from the data, the only place that is done."""
     concurrency = np.array(axes(settings)["concurrency"])
     ev = evaluate(concurrency=concurrency, settings=settings)
-    rungs = []
-    for b, s, fit in zip(concurrency, ev.speedup, ev.fits, strict=True):
-        text = BY_KEY["speedup"].format(s)
-        said = formatting.verdict(float(s), BY_KEY["speedup"].decimals)
-        classes = ["specsim__rung", {"slower": "is-loss", "even": "is-even", "faster": ""}[said],
-                   "is-current" if b == current else "", "" if fit else "is-unfit"]  # fmt: skip
-        rungs.append({
-            "classes": " ".join(c for c in classes if c),
-            "concurrency": int(b),
-            "title": rung_title(int(b), text, said, bool(fit)),
-            "pressed": "true" if b == current else "false",
-            "text": text,
-            "label": f"{int(b):,}",
-        })  # fmt: skip
-    return rungs
+    return [
+        {"concurrency": int(batch), "text": BY_KEY["speedup"].format(s), "label": f"{int(batch):,}"}
+        for batch, s in zip(concurrency, ev.speedup, strict=True)
+    ]
 
 
 def _row(key: str, text: dict[str, Any], attr: str = "readout", label: str | None = None) -> dict[str, str]:
@@ -196,7 +185,7 @@ def embedded_json(data: dict) -> str:
     return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False).replace("</", "<\\/")
 
 
-def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated/data/sim/") -> str:
+def simulator_html(settings: SiteSettings, sim: SimulatorData, src: str = "generated/data/sim/") -> str:
     """The simulator's markup, showing the default scenario (complete without JavaScript)."""
     default = default_scenario(settings)
     text = default_text(settings)
@@ -226,7 +215,7 @@ def simulator_html(settings: Settings, sim: SimulatorData, src: str = "generated
         "groups": _groups(text),
         "parts": _parts(text),
         "parts_total": text["parts_total"],
-        "rungs": _rungs(settings, default.concurrency),
+        "rungs": _rungs(settings),
         "chips": chips,
         "chip_titles": CHIP_TITLES,
     }

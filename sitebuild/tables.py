@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from sitebuild.config import SiteSettings
 from sitebuild.theme import drafter_label
 from specmodel.calibration import compare, load_table, markdown_table
 from specmodel.formatting import GIB, KIB
 from specmodel.model import architecture as arch
 from specmodel.model import constants as declared_constants
 from specmodel.model.evaluate import evaluate
-from specmodel.model.settings import Settings
 from specmodel.model.specs import architecture_catalog, get_hardware, hardware_catalog
 
 
 def calibration(table_path: Path | None = None) -> str:
     """Model vs article, one row per quoted figure, with the relative error; always with the
     package's own settings (the article's deployment and constants)."""
-    return markdown_table(compare(load_table(table_path), Settings()))
+    return markdown_table(compare(load_table(table_path), SiteSettings()))
 
 
 def constant_docs() -> list[tuple[str, str, str]]:
@@ -34,16 +35,18 @@ def constant_docs() -> list[tuple[str, str, str]]:
     rows = []
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            comment = []
+            comment: list[str] = []
             i = node.lineno - 2
             while i >= 0 and lines[i].startswith("#:"):
                 comment.insert(0, lines[i][2:].strip())
                 i -= 1
-            rows.append((node.targets[0].id, ast.get_source_segment(source, node.value), " ".join(comment)))
+            value = ast.get_source_segment(source, node.value)
+            assert value is not None, "a node parsed from source has its position"
+            rows.append((node.targets[0].id, value, " ".join(comment)))
     return rows
 
 
-def constants(settings: Settings) -> str:
+def constants(settings: SiteSettings) -> str:
     """Every modelling constant with its value in ``settings`` and reason (a value a
     ``--config`` file changed says so, with the declared one)."""
     out = ["| constant | value | why |", "| --- | --- | --- |"]
@@ -95,7 +98,7 @@ def models() -> str:
     return "\n".join(out)
 
 
-def footprint(settings: Settings) -> str:
+def footprint(settings: SiteSettings) -> str:
     """The article's table: layers, KV heads, head dim, weights and cache per token of the
     deployment's target and two draft models, with each draft's share of the target's."""
     target = settings.deployment.target
@@ -127,7 +130,7 @@ def heads(costs: pd.DataFrame) -> str:
     ]
     for r in costs.itertuples():
         out.append(
-            f"| {drafter_label(r.drafter)} | {r.vocabulary:,} tokens | {r.weights_read_gib:.2f} GiB | "
+            f"| {drafter_label(str(r.drafter))} | {r.vocabulary:,} tokens | {r.weights_read_gib:.2f} GiB | "
             f"{r.lm_head_gib:.2f} GiB ({r.lm_head_share:.0%}) | {r.resident_gib:.2f} GiB | "
             f"{r.kv_kib_per_token:.0f} KiB | {r.step_gib_b1:.2f} GiB | {r.step_gib_bn:.2f} GiB | "
             f"{r.speedup_b1:.2f}x | {r.speedup_bn:.2f}x |"
@@ -139,22 +142,22 @@ def heads(costs: pd.DataFrame) -> str:
 ARTICLE_SCENARIOS = ((1, 2048), (32, 2048), (64, 2048), (64, 8192), (128, 2048), (1024, 256), (1024, 2048))
 
 
-def capacity(settings: Settings, scenarios=ARTICLE_SCENARIOS) -> str:
+def capacity(settings: SiteSettings, scenarios: Sequence[tuple[int, int]] = ARTICLE_SCENARIOS) -> str:
     """For each of the article's scenarios: memory needed with the draft model and without
     (plain decoding), against what the card offers."""
     d = settings.deployment
     hw = get_hardware(d.hardware)
-    b, t = (np.array(x) for x in zip(*scenarios))
-    spec = evaluate(concurrency=b, context=t, settings=settings)
-    plain = evaluate(concurrency=b, context=t, drafter="ngram", settings=settings)
+    batch, t = (np.array(x) for x in zip(*scenarios))
+    spec = evaluate(concurrency=batch, context=t, settings=settings)
+    plain = evaluate(concurrency=batch, context=t, drafter="ngram", settings=settings)
     usable = float(spec.usable_memory_bytes[0]) / GIB
     out = [
         f"| sequences | context | with {drafter_label(d.draft)} | fits | plain decoding | fits |",
         "| ---: | ---: | ---: | :---: | ---: | :---: |",
     ]
-    for i in range(len(b)):
+    for i in range(len(batch)):
         out.append(
-            f"| {b[i]:,} | {t[i]:,} | {spec.memory_required_bytes[i] / GIB:,.1f} GiB | "
+            f"| {batch[i]:,} | {t[i]:,} | {spec.memory_required_bytes[i] / GIB:,.1f} GiB | "
             f"{'yes' if spec.fits[i] else '**no**'} | {plain.memory_required_bytes[i] / GIB:,.1f} GiB | "
             f"{'yes' if plain.fits[i] else '**no**'} |"
         )
@@ -165,7 +168,7 @@ def capacity(settings: Settings, scenarios=ARTICLE_SCENARIOS) -> str:
     return "\n".join(out)
 
 
-def hardware_capacity(settings: Settings, cards, contexts=(2048, 8192)) -> str:
+def hardware_capacity(settings: SiteSettings, cards: Iterable[str], contexts: Sequence[int] = (2048, 8192)) -> str:
     """Most concurrent sequences each card holds, with the draft model and without, per context."""
     d = settings.deployment
     head = " | ".join(f"context {c:,}: plain | with draft" for c in contexts)

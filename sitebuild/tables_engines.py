@@ -4,13 +4,14 @@ measurement against the model (on one GPU, and on four with the acceptance fitte
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import pandas as pd
 
+from sitebuild.config import SiteSettings
 from sitebuild.theme import drafter_label
 from specmodel.formatting import percent
 from specmodel.model.engines import EngineProfile
-from specmodel.model.settings import Settings
 
 #: Each profile constant, with its symbol on the model page, unit and what it stands for.
 CONSTANTS = (
@@ -27,7 +28,7 @@ CONSTANTS = (
 )
 
 
-def _value(profile: EngineProfile, field: str, scale: float, settings: Settings) -> str:
+def _value(profile: EngineProfile, field: str, scale: float, settings: SiteSettings) -> str:
     value = getattr(profile, field)
     if field == "compute_efficiency" and value is None:
         value = settings.constants.COMPUTE_EFFICIENCY
@@ -38,7 +39,7 @@ def _value(profile: EngineProfile, field: str, scale: float, settings: Settings)
     return f"{value * scale:.3g}"
 
 
-def engines(settings: Settings) -> str:
+def engines(settings: SiteSettings) -> str:
     """Every engine profile's constants side by side."""
     names = list(settings.engines)
     out = ["| constant | meaning | " + " | ".join(f"`{n}`" for n in names) + " |",
@@ -54,14 +55,14 @@ def validation(data: pd.DataFrame) -> str:
     """Every public measurement with a link to its source, against the model under each engine."""
     out = ["| # | source | method | batch | γ | prompt / output | acceptance length | measured | ideal | vLLM |",
            "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
-    for i, r in enumerate(data.itertuples(), start=1):
-        source = r.source.split(" (")[0]
-        link = f"[{source}]({r.url})" if r.url else source
-        ideal, vllm = (percent(e, signed=True) for e in (r.ideal_error, r.vllm_error))
+    for i, r in enumerate(data.to_dict("records"), start=1):
+        source = r["source"].split(" (")[0]
+        link = f"[{source}]({r['url']})" if r["url"] else source
+        ideal, vllm = (percent(e, signed=True) for e in (r["ideal_error"], r["vllm_error"]))
         out.append(
-            f"| {i} | {link} | `{r.method}` | {r.batch} | {r.gamma} | {r.prompt_tokens} / {r.output_tokens} "
-            f"| {r.mean_acceptance_length:.2f} | {r.measured:.2f}x "
-            f"| {r.ideal:.2f}x ({ideal}) | {r.vllm:.2f}x ({vllm}) |"
+            f"| {i} | {link} | `{r['method']}` | {r['batch']} | {r['gamma']} | {r['prompt_tokens']} / "
+            f"{r['output_tokens']} | {r['mean_acceptance_length']:.2f} | {r['measured']:.2f}x "
+            f"| {r['ideal']:.2f}x ({ideal}) | {r['vllm']:.2f}x ({vllm}) |"
         )
     return "\n".join(out)
 
@@ -75,7 +76,8 @@ def multigpu_series(data: pd.DataFrame) -> str:
     out = ["| dataset | drafter | γ | fitted acceptance length, ideal | fitted acceptance length, vLLM |",
            "| --- | --- | ---: | ---: | ---: |"]  # fmt: skip
     gamma = data.groupby(["dataset", "method"], sort=False)["gamma"].first()
-    for (dataset, method), row in fitted.iterrows():
+    for index, row in fitted.iterrows():
+        dataset, method = cast(tuple[str, str], index)  # the pivot's index
         out.append(f"| {dataset} | {drafter_label(method)} | {gamma[(dataset, method)]} "
                    f"| {row['ideal']:.2f} | {row['vllm']:.2f} |")  # fmt: skip
     return "\n".join(out)
@@ -89,7 +91,8 @@ def multigpu_validation(data: pd.DataFrame) -> str:
     wide = data.pivot_table(index=["dataset", "method", "batch"], columns="engine", values="predicted", sort=False)
     rows = data.groupby(["dataset", "method", "batch"], sort=False)
     measured, fitted = rows["measured"].first(), rows["fitted"].first()
-    for i, ((dataset, method, batch), row) in enumerate(wide.iterrows(), start=1):
+    for i, (index, row) in enumerate(wide.iterrows(), start=1):
+        dataset, method, batch = cast(tuple[str, str, int], index)  # the pivot's index
         m, key = measured[(dataset, method, batch)], (dataset, method, batch)
         cells = [f"{row[e]:.2f}x (fitted)" if fitted[key] else f"{row[e]:.2f}x ({percent(row[e] / m - 1, signed=True)})"
                  for e in ("ideal", "vllm")]  # fmt: skip

@@ -7,10 +7,13 @@ docs/javascripts/figures.js, which finds reference traces by ``meta == "referenc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import plotly.graph_objects as go
 
+from sitebuild.config import ArticleDeployment
 from specmodel.model import drafters
-from specmodel.model.settings import Deployment
 
 #: Drafter colours by role: the article's draft model, its larger draft, and the rest by name.
 ROLE_COLORS = {
@@ -71,7 +74,7 @@ TEMPLATE = go.layout.Template(
 )
 
 
-def base_figure(**layout) -> go.Figure:
+def base_figure(**layout: Any) -> go.Figure:
     """An empty figure with the site's template, responsive width and fixed height."""
     fig = go.Figure()
     fig.update_layout(**{"template": TEMPLATE, "height": HEIGHT, "autosize": True, **layout})
@@ -84,8 +87,8 @@ def reference_line(
     x0: float,
     x1: float,
     label: str = "plain decoding",
-    row=None,
-    col=None,
+    row: int | None = None,
+    col: int | None = None,
     at: str = "left",
 ) -> None:
     """A dashed horizontal reference (the 1.0x line by default), tagged for re-theming, with
@@ -120,18 +123,18 @@ def reference_line(
         fig.add_trace(trace, row=row, col=col)
 
 
-def log2_axis(values) -> dict:
+def log2_axis(values: Iterable[float]) -> dict:
     """A log axis with ticks at the given powers of two."""
     values = list(values)
     return {"type": "log", "tickvals": values, "ticktext": [f"{v:g}" for v in values]}
 
 
-def drafter_role(name: str, deployment: Deployment) -> str:
+def drafter_role(name: str, deployment: ArticleDeployment) -> str:
     """``draft`` or ``big_draft`` for the deployment's two draft models, else the name."""
     return {deployment.draft: "draft", deployment.big_draft: "big_draft"}.get(name, name)
 
 
-def drafter_color(name: str, deployment: Deployment) -> str:
+def drafter_color(name: str, deployment: ArticleDeployment) -> str:
     """The colour of a drafter's traces (neutral for one without a role colour)."""
     return ROLE_COLORS.get(drafter_role(name, deployment), NEUTRAL)
 

@@ -1,6 +1,7 @@
 """specmodel: a roofline cost model of speculative decoding.
 
-The public API (pinned by ``tests/test_public_api.py``):
+The public API (pinned by ``tests/test_layout.py``). Settings are passed, never looked up:
+``evaluate(..., settings=Settings(constants=Constants(MEMORY_EFFICIENCY=0.7)))``.
 
 >>> from specmodel import Scenario, evaluate
 >>> round(float(evaluate(Scenario(concurrency=64)).speedup), 2)
@@ -12,21 +13,20 @@ from specmodel.model.drafters import drafter_names
 from specmodel.model.evaluate import evaluate, evaluate_per_position
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import AXES, PROFILES, Scenario, ScenarioGrid, default_scenario
-from specmodel.model.settings import Settings, current, load_settings, using
+from specmodel.model.settings import Constants, Deployment, Settings
 
 __all__ = [
     "AXES",
     "PROFILES",
+    "Constants",
+    "Deployment",
     "Evaluation",
     "Scenario",
     "ScenarioGrid",
     "Settings",
     "SpecModelError",
-    "current",
     "default_scenario",
     "drafter_names",
     "evaluate",
     "evaluate_per_position",
-    "load_settings",
-    "using",
 ]

@@ -14,10 +14,9 @@ import csv
 import io
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from specmodel.errors import SpecModelError
@@ -74,7 +73,7 @@ def _rows(text: str, where: str) -> list[CalibrationRow]:
     return rows
 
 
-def load_table(path: str | Path | None = None) -> pd.DataFrame:
+def load_table(path: str | Path | None = None) -> list[CalibrationRow]:
     """A calibration table: ``path``, or the article's table shipped with the package.
     Every row is validated; a bad file is one :class:`~specmodel.errors.SpecModelError`."""
     if path is None:
@@ -83,62 +82,81 @@ def load_table(path: str | Path | None = None) -> pd.DataFrame:
     else:
         where = f"calibration table {excerpt(str(path), 200)}"
         text = read_limited_text(Path(path), where)
-    rows = _rows(text, where)
-    return pd.DataFrame([row.model_dump() for row in rows], columns=list(COLUMNS))
+    return _rows(text, where)
 
 
-def model_values(table: pd.DataFrame, settings: Settings | None = None) -> np.ndarray:
+class ComparedRow(CalibrationRow):
+    """A row with the model's value: the relative error, the error in the row's own tolerance
+    kind, the share of the tolerance used and whether the row is within it."""
+
+    model: float
+    relative_error: float
+    error: float
+    within: bool
+    tolerance_used: float
+
+
+def model_values(table: list[CalibrationRow], settings: Settings | None = None) -> np.ndarray:
     """The model's value of each row's metric, in the metric's display units."""
-    ev = evaluate(**{c: table[c].to_numpy() for c in SCENARIO_COLUMNS}, settings=settings)
+    ev = evaluate(**{c: np.array([getattr(r, c) for r in table]) for c in SCENARIO_COLUMNS}, settings=settings)
     readouts = readout_arrays(ev)
     out = np.empty(len(table))
-    for i, metric in enumerate(table["metric"]):
-        if metric.startswith("per_position_"):
-            j = int(metric.removeprefix("per_position_"))
-            gamma = int(table["gamma"].iloc[i])
-            if j > gamma:
-                raise SpecModelError(f"row {i + 1}: metric {metric} is past the row's gamma {gamma}")
+    for i, row in enumerate(table):
+        if row.metric.startswith("per_position_"):
+            j = int(row.metric.removeprefix("per_position_"))
+            if j > row.gamma:
+                raise SpecModelError(f"row {i + 1}: metric {row.metric} is past the row's gamma {row.gamma}")
             out[i] = ev.per_position[i, j - 1]
         else:
-            out[i] = readouts[metric][i]
+            out[i] = readouts[row.metric][i]
     return out
 
 
-def compare(table: pd.DataFrame, settings: Settings | None = None) -> pd.DataFrame:
-    """The table with the model's value, the relative error, the error in the row's own
-    tolerance kind, the share of the tolerance used and whether the row is within it."""
-    out = table.copy()
-    model = model_values(table, settings)
-    article = table["value"].to_numpy(dtype=float)
-    relative = np.abs(model - article) / np.abs(article)
-    absolute = np.abs(model - article)
-    error = np.where(table["kind"] == "relative", relative, absolute)
-    tolerance = table["tolerance"].to_numpy(dtype=float)
-    out["model"] = model
-    out["relative_error"] = (model - article) / np.abs(article)
-    out["error"] = error
-    # A zero tolerance means exact agreement at the article's printed precision.
-    out["within"] = np.where(tolerance > 0, error <= tolerance, error < 1e-9)
-    out["tolerance_used"] = np.where(tolerance > 0, error / np.where(tolerance > 0, tolerance, 1.0), 0.0)
+def compare(table: list[CalibrationRow], settings: Settings | None = None) -> list[ComparedRow]:
+    """Each row with the model's value and its error (:class:`ComparedRow`). A zero tolerance
+    means exact agreement at the article's printed precision."""
+    out = []
+    for row, model in zip(table, model_values(table, settings), strict=True):
+        relative, absolute = abs(model - row.value) / abs(row.value), abs(model - row.value)
+        error = relative if row.kind == "relative" else absolute
+        within = error <= row.tolerance if row.tolerance > 0 else error < 1e-9
+        used = error / row.tolerance if row.tolerance > 0 else 0.0
+        signed = (model - row.value) / abs(row.value)
+        out.append(ComparedRow(**row.model_dump(), model=float(model), error=float(error), within=bool(within),
+                               relative_error=float(signed), tolerance_used=float(used)))  # fmt: skip
     return out
 
 
-def _scenario_label(row: Any) -> str:
+def _scenario_label(row: CalibrationRow) -> str:
     return f"B={row.concurrency}, T={row.context}, γ={row.gamma}, {row.drafter}, {row.acceptance}, α={row.alpha}"
 
 
-def markdown_table(compared: pd.DataFrame) -> str:
+def markdown_table(compared: list[ComparedRow]) -> str:
     """The comparison as a Markdown table: scenario, metric, article, model, relative error,
     tolerance, within."""
     lines = [
         "| scenario | metric | article | model | relative error | tolerance | within |",
         "| --- | --- | ---: | ---: | ---: | ---: | :---: |",
     ]
-    row: Any  # a pandas row named tuple: the table's columns as attributes
-    for row in compared.itertuples():
+    for row in compared:
         tol = f"±{row.tolerance:g}" + (" (rel.)" if row.kind == "relative" else " (abs.)")
         lines.append(
             f"| {_scenario_label(row)} | `{row.metric}` | {row.value:g} | {row.model:.4g} | "
             f"{100 * row.relative_error:+.2f}% | {tol} | {'yes' if row.within else '**no**'} |"
         )
     return "\n".join(lines)
+
+
+def text_table(compared: list[ComparedRow]) -> str:
+    """The comparison as aligned plain text, one row per quoted figure: the scenario, the
+    metric, the article's value, the model's, the relative error and whether it is within
+    the row's tolerance."""
+    header = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "metric", "value", "model",
+              "relative_error", "within")  # fmt: skip
+    rows = [
+        (str(r.concurrency), str(r.context), str(r.gamma), r.drafter, r.acceptance, f"{r.alpha:g}", r.metric,
+         f"{r.value:g}", f"{r.model:.6g}", f"{r.relative_error:+.4f}", "yes" if r.within else "no")
+        for r in compared
+    ]  # fmt: skip
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    return "\n".join(" ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)) for line in (header, *rows))

@@ -1,19 +1,46 @@
-"""Sweeps: the model over a grid of scenarios, one DataFrame row per scenario."""
+"""Sweeps: the model over a grid of scenarios, one DataFrame row per scenario.
+
+Tables need pandas (and pyarrow for Parquet), the package's ``tables`` extra
+(``pip install 'specmodel[tables]'``); the model, ``point`` and ``advise`` do not.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from specmodel.errors import SpecModelError
 from specmodel.model.drafters import drafter_names
 from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
+from specmodel.model.layout import allowed_tensor_parallel
 from specmodel.model.scenario import AXES, DEFAULTS, GRID_AXIS_VALUES
-from specmodel.model.settings import Settings, current
-from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.model.settings import Settings
+from specmodel.model.specs import get_architecture
 from specmodel.readouts import readout_arrays
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The modules a table needs, by output format, and the extra that installs them.
+TABLE_MODULES = {".csv": ("pandas",), ".parquet": ("pandas", "pyarrow")}
+TABLES_EXTRA = "specmodel[tables]"
+
+
+def require_table_modules(suffix: str = ".csv") -> None:
+    """Raise a one-line :class:`~specmodel.errors.SpecModelError` naming the extra to install
+    unless the modules a ``suffix`` table needs (:data:`TABLE_MODULES`) can be imported."""
+    for name in TABLE_MODULES.get(suffix, ("pandas",)):
+        try:
+            import_module(name)
+        except ImportError:
+            raise SpecModelError(
+                f"writing a {suffix.lstrip('.')} table needs {name}, which is not installed; "
+                f"install it with: pip install '{TABLES_EXTRA}'"
+            ) from None
+
 
 #: The default grid: 11 x 8 x 10 x (drafters) x 2 x 10 x 2 x 4 scenarios; the drafter axis
 #: (None here) is every drafter that can serve the target (8 for Qwen3-8B: 1,126,400 scenarios).
@@ -33,30 +60,22 @@ def grid_mesh(
     the card's interconnect and the target's attention heads allow): one axis of an N-d array per
     scenario axis, each field a broadcast view of its axis values, so that :func:`evaluate`
     does the work of each quantity once per distinct value of the axes it depends on."""
-    settings = settings or current()
+    settings = settings or Settings()
     target = target or settings.deployment.target
-    card = get_hardware(hardware or settings.deployment.hardware).interconnect.max_tensor_parallel.value
     arch = get_architecture(target)
     longest = arch.max_position_embeddings - settings.constants.GENERATED_TOKENS
     default = {
         **GRID_AXIS_VALUES,
         "drafter": drafter_names(target),
         "context": tuple(t for t in GRID_AXIS_VALUES["context"] if t <= longest),
-        "tensor_parallel": tuple(
-            n for n in GRID_AXIS_VALUES["tensor_parallel"] if n <= card and arch.num_attention_heads % n == 0
+        "tensor_parallel": allowed_tensor_parallel(
+            hardware or settings.deployment.hardware, target, GRID_AXIS_VALUES["tensor_parallel"]
         ),
     }
     names = [a for a in AXES if a not in skip]
     values = [np.asarray(axes.get(name, default[name])) for name in names]
     mesh = np.broadcast_arrays(*np.meshgrid(*values, indexing="ij", sparse=True))
     return dict(zip(names, mesh, strict=True))
-
-
-def grid_arrays(
-    target: str | None = None, settings: Settings | None = None, skip: tuple[str, ...] = (), **axes: Any
-) -> dict[str, np.ndarray]:
-    """:func:`grid_mesh`, flattened: one element per scenario."""
-    return {name: m.ravel() for name, m in grid_mesh(target, settings, skip, **axes).items()}
 
 
 def _tree_fields(tree_topk: int | None, verify_tokens: int | None, mesh: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -104,7 +123,7 @@ def sweep(
     unknown = set(axes) - set(AXES)
     if unknown:
         raise TypeError(f"unknown axes {sorted(unknown)}; axes are {', '.join(AXES)}")
-    settings = settings or current()
+    settings = settings or Settings()
     for name in ("engine", "tensor_parallel"):
         if name in axes and np.ndim(axes[name]) == 0:
             axes[name] = [axes[name]]
@@ -133,6 +152,9 @@ def sweep(
 
 def _frame(mesh: dict[str, np.ndarray], evaluation: Evaluation) -> pd.DataFrame:
     """One row per scenario: the axes, the readouts, ``fits`` and the per-position acceptance."""
+    require_table_modules()
+    import pandas as pd
+
     frame = pd.DataFrame({name: m.ravel() for name, m in mesh.items()})
     for key, values in readout_arrays(evaluation).items():
         frame[key] = np.ravel(values)

@@ -1,4 +1,5 @@
-"""Reading what a user hands us, within bounds: files of limited size, YAML without aliases.
+"""Reading what a user hands us, within bounds: files of limited size read whole, logs of any
+size streamed line by line, YAML without aliases, records validated with one-line errors.
 
 Every reader here raises :class:`~specmodel.errors.SpecModelError` with one line that names
 the input and never echoes more than a short excerpt of it.
@@ -6,9 +7,10 @@ the input and never echoes more than a short excerpt of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -32,36 +34,127 @@ def excerpt(text: object, limit: int = 60) -> str:
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
-def read_limited_bytes(path: Path, where: str, limit: int = MAX_TEXT_BYTES) -> bytes:
-    """The bytes of ``path``, at most ``limit`` of them; a one-line error if it is missing,
-    a folder, unreadable, larger than the limit, empty or binary (NUL bytes)."""
+def read_limited_text(path: str | Path, where: str, limit: int = MAX_TEXT_BYTES) -> str:
+    """The text of ``path`` (UTF-8, at most ``limit`` bytes, read in chunks so that a device
+    such as /dev/zero fails at once), or a one-line error naming ``where`` if it is missing,
+    a folder, unreadable, larger than the limit, empty, binary (NUL bytes) or not UTF-8."""
+    chunks: list[bytes] = []
+    size = 0
+    with _opened(path, where) as handle:
+        while chunk := handle.read(min(_CHUNK, limit + 1 - size) or 1):
+            if (nul := chunk.find(b"\x00")) >= 0:
+                raise _binary(where, size + nul)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise SpecModelError(f"{where} is larger than {limit:,} bytes; is it the right file?")
+    data = b"".join(chunks)
+    if not data.strip():
+        raise SpecModelError(f"{where} is empty")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SpecModelError(f"{where} line {line}: not UTF-8 text (byte {exc.start}); is it a binary file?") from None
+
+
+#: Longest log line parsed (bytes): a line holding a marker must be shorter; any other
+#: line is skipped whatever its length (a request logged with its prompt can be long).
+MAX_LINE_BYTES = 64 * 2**10
+_CHUNK = 2**20
+
+
+@contextmanager
+def _opened(path: str | Path, where: str) -> Iterator[BinaryIO]:
+    """``path`` opened for reading bytes; a one-line error if it is missing, a folder or
+    unreadable (also while it is read)."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+            yield handle
     except FileNotFoundError:
         raise SpecModelError(f"{where}: no such file") from None
     except IsADirectoryError:
         raise SpecModelError(f"{where} is a folder, not a file") from None
     except OSError as exc:
         raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise SpecModelError(f"{where} is larger than {limit:,} bytes; is it the right file?")
-    if not data.strip():
+
+
+def _binary(where: str, offset: int) -> SpecModelError:
+    return SpecModelError(f"{where} is a binary file (NUL byte at offset {offset}), not text")
+
+
+def marker_lines(path: str | Path, where: str, markers: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line without its end)`` of every line of ``path`` that holds one of
+    ``markers``, found by scanning the bytes a block at a time (memory bounded by the block
+    and :data:`MAX_LINE_BYTES`, whatever the file's size; no line is split unless it holds
+    a marker). One-line errors, naming ``where`` (the option and the file): missing, unreadable, empty,
+    binary (a NUL byte, so /dev/zero fails at once), or a line with a marker that is longer
+    than MAX_LINE_BYTES."""
+    keep = max(map(len, markers)) - 1
+    tail = markers[0]  # the end all markers share (b" metrics:"), to find them in one search
+    for marker in markers:
+        while not marker.endswith(tail):
+            tail = tail[1:]
+    needles = [tail] if tail else list(markers)
+    number, offset, pending, skipping, blank = 1, 0, b"", False, True
+    with _opened(path, where) as handle:
+        while chunk := handle.read(_CHUNK):
+            if (nul := chunk.find(b"\x00")) >= 0:
+                raise _binary(where, offset + nul)
+            offset += len(chunk)
+            blank = blank and not chunk.strip()
+            if skipping:  # in a line too long to hold a marker: find its end
+                end = chunk.find(b"\n")
+                _no_marker(pending + chunk[: end if end >= 0 else len(chunk)], markers, where, number)
+                if end < 0:
+                    pending = (pending + chunk)[-keep:]
+                    continue
+                skipping, pending, chunk, number = False, b"", chunk[end + 1 :], number + 1
+            buffer = pending + chunk
+            last = buffer.rfind(b"\n") + 1
+            hits, number = _hits(buffer, last, markers, needles, number, where)
+            yield from hits
+            pending = buffer[last:]
+            if len(pending) > MAX_LINE_BYTES:
+                _no_marker(pending, markers, where, number)
+                skipping, pending = True, pending[-keep:]
+    if pending and not skipping:  # a last line without a line break
+        yield from _hits(pending + b"\n", len(pending) + 1, markers, needles, number, where)[0]
+    if blank:
         raise SpecModelError(f"{where} is empty")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise SpecModelError(f"{where} is a binary file (NUL byte at offset {nul}), not text")
-    return data
 
 
-def read_limited_text(path: Path, where: str, limit: int = MAX_TEXT_BYTES) -> str:
-    """:func:`read_limited_bytes` decoded as UTF-8 (a one-line error naming the line otherwise)."""
-    data = read_limited_bytes(path, where, limit)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise SpecModelError(f"{where} line {line}: not UTF-8 text (byte {exc.start}); is it a binary file?") from None
+def _no_marker(text: bytes, markers: tuple[bytes, ...], where: str, number: int) -> None:
+    for marker in markers:
+        if marker in text:
+            raise SpecModelError(
+                f"{where} line {number} holds {marker.decode()!r} but is longer than {MAX_LINE_BYTES:,} bytes; "
+                "vLLM's metrics lines are far shorter: is the file a log?"
+            )
+
+
+def _hits(
+    buffer: bytes, end: int, markers: tuple[bytes, ...], needles: list[bytes], number: int, where: str
+) -> tuple[list[tuple[int, bytes]], int]:
+    """The lines of ``buffer[:end]`` (whole lines, the first numbered ``number``) that hold a
+    marker (found by searching ``needles``), in order, each at most MAX_LINE_BYTES long;
+    and the number of the line at ``end``."""
+    starts = []
+    for needle in needles:
+        at = buffer.find(needle, 0, end)
+        while at >= 0:
+            if any((k := at + len(needle) - len(m)) >= 0 and buffer.startswith(m, k) for m in markers):
+                starts.append(buffer.rfind(b"\n", 0, at) + 1)
+                at = buffer.find(needle, buffer.find(b"\n", at), end)  # the next line
+            else:
+                at = buffer.find(needle, at + 1, end)
+    hits, counted = [], 0
+    for start in sorted(set(starts)):
+        number += buffer.count(b"\n", counted, start)
+        counted, stop = start, buffer.find(b"\n", start)
+        _no_marker(b"" if stop - start <= MAX_LINE_BYTES else buffer[start:stop], markers, where, number)
+        hits.append((number, buffer[start:stop].rstrip(b"\r")))
+    return hits, number + buffer.count(b"\n", counted, end)
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -100,3 +193,52 @@ def validated_records(records: Iterable[dict[str, Any]], record_type: type[_Reco
             field = ".".join(str(x) for x in err["loc"])
             raise SpecModelError(f"{where} line {number}: {field} {excerpt(err.get('input'))}: {err['msg']}") from None
     return rows
+
+
+def validated(model: type[_Record], data: Any, where: str) -> _Record:
+    """``model`` validated from ``data``; every problem in one line (an unknown name lists the
+    allowed ones), each value as a short excerpt."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(x) for x in err["loc"]) or where
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown setting {loc!r}; allowed: {_allowed_at(model, loc)}")
+            else:
+                problems.append(f"{loc}: {err['msg']} (got {excerpt(err.get('input'))})")
+        raise SpecModelError(f"{where}: " + "; ".join(problems)) from None
+    except SpecModelError as exc:
+        raise SpecModelError(f"{where}: {exc}") from None
+
+
+def _allowed_at(model: type[BaseModel], loc: str) -> str:
+    """The names allowed where ``loc`` (``section.name``) was found unknown."""
+    parts = loc.split(".")
+    if len(parts) == 1:
+        return ", ".join(model.model_fields)
+    annotation = model.model_fields[parts[0]].annotation
+    return ", ".join(getattr(annotation, "model_fields", {}))
+
+
+def load_config_file(path: Path, where: str) -> dict[str, Any]:
+    """A TOML (``.toml``) or YAML (``.yaml``/``.yml``) file of settings, as a table (an empty file:
+    an empty table); a one-line error for anything else."""
+    import tomllib
+
+    if not path.is_file():
+        raise SpecModelError(f"{where} is not a file")
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".yaml", ".yml"):
+        raise SpecModelError(f"{where}: unknown format {suffix or '(none)'!r}; allowed: .toml, .yaml, .yml")
+    text = read_limited_text(path, where)
+    try:
+        data = tomllib.loads(text) if suffix == ".toml" else load_yaml_text(text, where)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecModelError(f"{where} is not valid TOML: {excerpt(str(exc).splitlines()[0], 120)}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SpecModelError(f"{where} must be a table of settings, got {type(data).__name__}")
+    return data

@@ -69,6 +69,8 @@ def test_theorem_3_11_value():
     assert acc.theorem_3_11_arithmetic_increase(0.75, 4, 0.0) == pytest.approx(1.64, abs=0.005)
 
 
-def test_conditional_times_conditional_is_unconditional():
-    c = acc.conditional_acceptance(0.8, 6, FALLING_RATIO)
-    assert np.cumprod(c) == pytest.approx(acc.per_position_acceptance(0.8, 6, FALLING_RATIO))
+def test_the_falling_profiles_conditional_acceptance_is_alpha_r_to_the_j_minus_1():
+    u = acc.per_position_acceptance(0.8, 6, FALLING_RATIO)
+    a = acc.conditional_from_per_position(u)
+    assert a == pytest.approx(0.8 * FALLING_RATIO ** np.arange(6), rel=1e-12)
+    assert np.cumprod(a) == pytest.approx(u, rel=1e-12)

@@ -13,17 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate_per_position
-from specmodel.model.acceptance import per_position_acceptance
-from specmodel.vllm.advise import (
-    MIN_GAIN,
-    VERDICTS,
-    advise,
-    break_even_alpha,
-    conditional_acceptance,
-)
-from specmodel.vllm.engine import simulate, simulate_per_position
-from specmodel.vllm.metrics import format_exposition, per_position_rate
-from specmodel.vllm.speculative_config import deployment_from_drafter, deployment_from_speculative_config
+from specmodel.model.acceptance import conditional_from_per_position, per_position_acceptance
+from specmodel.vllm.advise import ADVICE, MIN_GAIN, advise, break_even_alphas
+from specmodel.vllm.counters import per_position_rate
+from specmodel.vllm.speculative_config import served_drafter, served_drafter_from_config
+from tests.exposition import format_exposition
+from tests.monte_carlo import simulate, simulate_per_position
 
 VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 ARTICLE = per_position_acceptance(0.75, 4, 0.85)  # the article's falling profile at gamma 4
@@ -37,13 +32,13 @@ def run(*args):
 
 
 def test_conditional_acceptance_of_the_falling_profile_is_alpha_r_to_the_j():
-    assert conditional_acceptance(ARTICLE) == pytest.approx([0.75, 0.75 * 0.85, 0.75 * 0.85**2, 0.75 * 0.85**3])
+    assert conditional_from_per_position(ARTICLE) == pytest.approx([0.75, 0.75 * 0.85, 0.75 * 0.85**2, 0.75 * 0.85**3])
 
 
 @given(st.lists(st.floats(0.01, 1.0), min_size=1, max_size=8))
 def test_conditionals_multiply_back_to_the_per_position_rates(conditionals):
     per_position = np.cumprod(conditionals)
-    assert np.cumprod(conditional_acceptance(per_position)) == pytest.approx(per_position)
+    assert np.cumprod(conditional_from_per_position(per_position)) == pytest.approx(per_position)
 
 
 # --- the rule -----------------------------------------------------------------------------
@@ -52,20 +47,20 @@ def test_conditionals_multiply_back_to_the_per_position_rates(conditionals):
 def test_one_sequence_with_a_draft_model_keeps_gamma_4_within_the_tolerance():
     # gamma 3 gives 1.97x against 1.93x at gamma 4 (the article's 1.94x): a 2% gain, inside
     # the model's 3% tolerance, is no reason to change anything.
-    a = advise(ARTICLE, 1, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
+    a = advise(ARTICLE, 1, 2048, served_drafter("qwen3-0.6b"), engine="ideal")
     assert a.speedup[3] == pytest.approx(1.93, abs=0.01) and a.speedup[2] == pytest.approx(1.97, abs=0.01)
     assert (a.recommended_gamma, a.verdict) == (4, "keep")
     assert "1.97x" in a.reason and "1.93x" in a.reason and "3%" in a.reason
 
 
 def test_a_zero_cost_drafter_at_one_sequence_keeps_gamma_4():
-    a = advise(ARTICLE, 1, 2048, deployment_from_drafter("ngram"))
+    a = advise(ARTICLE, 1, 2048, served_drafter("ngram"))
     assert (a.recommended_gamma, a.verdict) == (4, "keep")
     assert "ngram" not in [alt.drafter for alt in a.alternatives]
 
 
 def test_sixty_four_sequences_lower_the_draft_models_gamma_and_name_what_to_try():
-    a = advise(ARTICLE, 64, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
+    a = advise(ARTICLE, 64, 2048, served_drafter("qwen3-0.6b"), engine="ideal")
     assert a.speedup[3] == pytest.approx(0.89, abs=0.01)  # the article's 0.88x
     # gamma 1 still pays (about 1.17x): the gamma refers to the deployed drafter, not to another one.
     assert (a.verdict, a.recommended_gamma) == ("lower-gamma", 1) and a.speedup[0] > 1 + MIN_GAIN
@@ -75,7 +70,7 @@ def test_sixty_four_sequences_lower_the_draft_models_gamma_and_name_what_to_try(
 
 def test_recommended_gamma_always_refers_to_the_deployed_drafter():
     for concurrency in (1, 8, 64, 1024):
-        a = advise(ARTICLE, concurrency, 2048, deployment_from_drafter("qwen3-0.6b"), engine="ideal")
+        a = advise(ARTICLE, concurrency, 2048, served_drafter("qwen3-0.6b"), engine="ideal")
         if a.recommended_gamma:
             assert a.speedup[a.recommended_gamma - 1] > 1 + MIN_GAIN
 
@@ -84,7 +79,7 @@ def test_a_break_even_acceptance_is_where_the_alternative_just_beats_the_goal():
     from specmodel import Settings, evaluate
 
     settings = Settings()
-    alt = break_even_alpha("ngram", 1.5, 64, 2048, "h100-sxm", "qwen3-8b", settings, "ideal")
+    (alt,) = break_even_alphas(["ngram"], 1.5, 64, 2048, "h100-sxm", "qwen3-8b", settings, "ideal")
     assert alt.break_even_alpha is not None and alt.gamma is not None
     at = evaluate(
         concurrency=64, drafter="ngram", acceptance="same", alpha=alt.break_even_alpha, gamma=alt.gamma, engine="ideal"
@@ -105,20 +100,20 @@ def test_acceptance_too_low_for_any_drafter_turns_speculation_off():
     # 1024 short prompts: the verify pass is compute-bound, so even free guesses gain at most
     # the sliver the per-sequence overhead they amortise gives back, below the advice's margin.
     for drafter in ("qwen3-0.6b", "ngram"):
-        a = advise([0.05, 0.002], 1024, 128, deployment_from_drafter(drafter))
+        a = advise([0.05, 0.002], 1024, 128, served_drafter(drafter))
         assert (a.verdict, a.recommended_gamma) == ("off", 0)
         assert max(a.speedup) < 1.0 + MIN_GAIN
         assert "no gamma" in a.reason
 
 
 def test_nothing_accepted_turns_speculation_off():
-    a = advise([0.0, 0.0], 1, 2048, deployment_from_drafter("qwen3-0.6b"))
+    a = advise([0.0, 0.0], 1, 2048, served_drafter("qwen3-0.6b"))
     assert a.verdict == "off" and a.recommended_gamma == 0
 
 
 def test_a_change_for_no_gain_is_not_advised():
     # Flat acceptance past position 2: every gamma from 2 on gives about the same speedup.
-    a = advise([0.9, 0.5, 0.0005, 0.0004], 1, 2048, deployment_from_drafter("ngram"), engine="ideal")
+    a = advise([0.9, 0.5, 0.0005, 0.0004], 1, 2048, served_drafter("ngram"), engine="ideal")
     best = int(np.argmax(a.speedup)) + 1
     if a.verdict == "lower-gamma":
         assert a.speedup[best - 1] > (1 + MIN_GAIN) * a.speedup[3]
@@ -127,7 +122,7 @@ def test_a_change_for_no_gain_is_not_advised():
 
 
 def test_predictions_are_the_models():
-    a = advise(ARTICLE, 16, 4096, deployment_from_drafter("qwen3-1.7b"), "h200")  # the vllm engine by default
+    a = advise(ARTICLE, 16, 4096, served_drafter("qwen3-1.7b"), "h200")  # the vllm engine by default
     for g in range(1, 5):
         ev = evaluate_per_position(ARTICLE[:g], 16, 4096, "qwen3-1.7b", "h200", engine="vllm")
         assert a.speedup[g - 1] == pytest.approx(float(ev.speedup), rel=1e-12)
@@ -141,9 +136,9 @@ def test_predictions_are_the_models():
 @settings(max_examples=40, deadline=None)
 def test_the_verdict_follows_the_documented_rule(conditionals, concurrency, drafter):
     u = np.cumprod(conditionals)
-    a = advise(u, concurrency, 2048, deployment_from_drafter(drafter))
+    a = advise(u, concurrency, 2048, served_drafter(drafter))
     s = np.array(a.speedup)
-    assert a.verdict in VERDICTS and 0 <= a.recommended_gamma <= len(u)
+    assert a.verdict in ADVICE and 0 <= a.recommended_gamma <= len(u)
     best = int(np.argmax(s)) + 1 if s.max() > 1 + MIN_GAIN else 0
     if best == 0:
         assert a.verdict == "off" and a.recommended_gamma == 0
@@ -160,7 +155,7 @@ def test_the_verdict_follows_the_documented_rule(conditionals, concurrency, draf
 
 def test_simulated_metrics_lead_back_to_the_simulated_profile():
     run_ = simulate(concurrency=128, gamma=5, drafter="ngram", alpha=0.6, seed=4)
-    a = advise(per_position_rate(run_.counters), 128, 2048, deployment_from_drafter("ngram"))
+    a = advise(per_position_rate(run_.counters), 128, 2048, served_drafter("ngram"))
     assert a.conditional == pytest.approx([0.6 * 0.85**j for j in range(5)], abs=0.03)
 
 
@@ -193,7 +188,7 @@ def test_simulated_metrics_lead_back_to_the_simulated_profile():
     ],
 )
 def test_speculative_config_maps_to_a_drafter(config, drafter, gamma, noted):
-    d = deployment_from_speculative_config(config)
+    d = served_drafter_from_config(config)
     assert (d.drafter, d.gamma, d.note is not None) == (drafter, gamma, noted)
     if noted:
         assert ("zero-cost" in d.note) == (drafter == "ngram")
@@ -218,12 +213,12 @@ def test_speculative_config_maps_to_a_drafter(config, drafter, gamma, noted):
 )
 def test_bad_speculative_config_is_one_clear_error(config, needle):
     with pytest.raises(SpecModelError) as info:
-        deployment_from_speculative_config(config)
+        served_drafter_from_config(config)
     assert needle in str(info.value) and "\n" not in str(info.value)
 
 
 def test_deployed_gamma_must_match_the_metrics():
-    d = deployment_from_speculative_config('{"method": "ngram", "num_speculative_tokens": 3}')
+    d = served_drafter_from_config('{"method": "ngram", "num_speculative_tokens": 3}')
     with pytest.raises(SpecModelError, match="num_speculative_tokens 3 .* the metrics have 4 draft positions"):
         advise(ARTICLE, 1, 2048, d)
 
@@ -247,7 +242,7 @@ def test_advise_json_from_a_log():
     data = json.loads(out.stdout)
     assert len(data["conditional_acceptance"]) == 4 and all(0 <= a <= 1 for a in data["conditional_acceptance"])
     assert set(data["predicted_speedup"]) == {"1", "2", "3", "4"}
-    assert isinstance(data["recommended_gamma"], int) and data["verdict"] in VERDICTS
+    assert isinstance(data["recommended_gamma"], int) and data["verdict"] in ADVICE
     best = max(data["predicted_speedup"], key=data["predicted_speedup"].get)
     assert data["verdict"] == "lower-gamma" and data["recommended_gamma"] == int(best) < 4
 

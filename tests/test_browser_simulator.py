@@ -9,22 +9,24 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
+from sitebuild.config import SiteSettings
 from sitebuild.simulator import READOUT_AXES, default_text
 from sitebuild.simulator import axes as simulator_axes
 from sitebuild.simulator_log import expected_counters
-from specmodel import Settings, evaluate
+from specmodel import evaluate
 from specmodel.formatting import verdict
 from specmodel.readouts import BY_KEY, readout_arrays
-from specmodel.vllm.metrics import SpecDecodeCounters, format_log_message
+from specmodel.vllm.counters import SpecDecodeCounters
+from specmodel.vllm.log_line import format_log_message
 from tests.simulator_page import READY, control_value, set_controls
 
 pytestmark = pytest.mark.browser
 
-NAMES = tuple(simulator_axes(Settings()))
+NAMES = tuple(simulator_axes(SiteSettings()))
 
 
 def axes():
-    return simulator_axes(Settings())
+    return simulator_axes(SiteSettings())
 
 
 DEFAULT = {
@@ -225,7 +227,7 @@ def test_without_javascript_the_defaults_are_there(browser, site_server):
     page = context.new_page()
     page.goto(site_server)
     shown = readouts(page)
-    text = default_text(Settings())
+    text = default_text(SiteSettings())
     assert shown == {k: text[k] for k in READOUT_AXES}
     assert page.text_content("[data-log]") == text["log"]
     context.close()

@@ -15,7 +15,7 @@ def _id(row) -> str:
     return f"B{row.concurrency}-T{row.context}-g{row.gamma}-{row.drafter}-{row.acceptance}-a{row.alpha}-{row.metric}"
 
 
-@pytest.mark.parametrize("row", list(COMPARED.itertuples()), ids=[_id(r) for r in COMPARED.itertuples()])
+@pytest.mark.parametrize("row", COMPARED, ids=[_id(r) for r in COMPARED])
 def test_row_within_tolerance(row):
     # Source: the article's quoted figures (shared/brief/article.md, calibration.csv).
     if row.tolerance == 0:
@@ -28,15 +28,15 @@ def test_row_within_tolerance(row):
 
 def test_table_has_every_row_of_the_brief():
     assert len(TABLE) == 34
-    assert set(TABLE["kind"]) <= {"relative", "absolute"}
+    assert {row.kind for row in TABLE} <= {"relative", "absolute"}
 
 
 @pytest.mark.parametrize("name", ["calibration", "constants"])
 def test_readme_generated_blocks_are_current(root, name):
+    from sitebuild.config import SiteSettings
     from sitebuild.tables import constants
-    from specmodel import Settings
 
-    expected = {"calibration": markdown_table(COMPARED), "constants": constants(Settings())}[name]
+    expected = {"calibration": markdown_table(COMPARED), "constants": constants(SiteSettings())}[name]
     text = (root / "README.md").read_text(encoding="utf-8")
     block = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", text, re.S)
     assert block, f"README.md lacks the generated {name} block"

@@ -15,10 +15,11 @@ from sitebuild.build import main as build_main
 from sitebuild.build import outputs
 from sitebuild.claims import ClaimError, article_claims
 from sitebuild.claims.core import claim, composed
+from sitebuild.config import ArticleDeployment, SiteSettings
 from sitebuild.deployment import resolved
 from sitebuild.numbers.text import plain
 from specmodel import evaluate, formatting
-from specmodel.model.settings import Constants, Deployment, Settings
+from specmodel.model.settings import Constants
 
 LADDER = np.array([2**i for i in range(11)])
 
@@ -26,15 +27,15 @@ LADDER = np.array([2**i for i in range(11)])
 #: profiles coincide and the larger draft overtakes the smaller); another card; and a deployment
 #: that one card cannot hold (a 32B target on L40S, split over two GPUs).
 CONFIGS = {
-    "default": Settings(),
-    "falling-ratio-1": Settings(constants=Constants(FALLING_RATIO=1.0)),
-    "a100": Settings(deployment=Deployment(hardware="a100-80gb")),
-    "two-gpus": Settings(deployment=Deployment(hardware="l40s", target="qwen3-32b")),
+    "default": SiteSettings(),
+    "falling-ratio-1": SiteSettings(constants=Constants(FALLING_RATIO=1.0)),
+    "a100": SiteSettings(deployment=ArticleDeployment(hardware="a100-80gb")),
+    "two-gpus": SiteSettings(deployment=ArticleDeployment(hardware="l40s", target="qwen3-32b")),
 }
 
 
 @pytest.fixture(scope="module", params=list(CONFIGS))
-def config(request) -> tuple[str, Settings, dict]:
+def config(request) -> tuple[str, SiteSettings, dict]:
     settings = resolved(CONFIGS[request.param])
     return request.param, settings, article_claims(settings)
 
@@ -51,7 +52,7 @@ def test_the_two_gpu_deployment_runs_on_two_gpus():
     settings = resolved(CONFIGS["two-gpus"])
     assert settings.deployment.tensor_parallel == 2
     assert "split by tensor parallelism over two" in article_claims(settings)["deployment"].text()
-    assert resolved(Settings()).deployment.tensor_parallel == 1
+    assert resolved(SiteSettings()).deployment.tensor_parallel == 1
 
 
 def _verdict(speedup) -> str:
@@ -105,7 +106,7 @@ def test_a_configuration_that_makes_a_claim_false_without_a_wording_fails_the_bu
     err = capsys.readouterr().err
     assert "claim 'big_draft'" in err and "speedup_big_a95=" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
-    outputs(Settings())  # the default's outcome still has its wording
+    outputs(SiteSettings())  # the default's outcome still has its wording
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -131,22 +132,22 @@ def test_a_speedup_within_three_percent_of_1x_is_even_everywhere():
     assert point_colors([1.5, 1.002, 0.9], "#123456") == ["#123456", theme.NEUTRAL, theme.LOSS]
     s = float(evaluate(concurrency=1024, gamma=1).speedup)
     assert formatting.times(s) == "1.00x" and formatting.verdict(s) == "even"
-    data = figures_data.breakeven_map(Settings())
+    data = figures_data.breakeven_map(SiteSettings())
     even = data[[formatting.verdict(x) == "even" for x in data["speedup"]]]
     assert len(even)
     from sitebuild import figures
 
-    fig = figures.breakeven_map(data, Settings().deployment)
+    fig = figures.breakeven_map(data, SiteSettings().deployment)
     heat = next(t for t in fig.data if t.type == "heatmap" and t.visible)
     shown = {(x, y): t for y, row in zip(heat.y, heat.text) for x, t in zip(heat.x, row)}
-    mine = even[even["drafter"] == Settings().deployment.draft]
+    mine = even[even["drafter"] == SiteSettings().deployment.draft]
     assert all(shown[(str(b), str(c))] == "off" for b, c in zip(mine["concurrency"], mine["context"]))
 
 
 def test_quoted_numbers_are_marked_as_quotations():
     from sitebuild.numbers import article_numbers
 
-    numbers = article_numbers(Settings())
+    numbers = article_numbers(SiteSettings())
     papers = {k: v for k, v in numbers.items() if k.startswith("paper_")}
     assert papers and all(v.quoted for v in papers.values())
     assert all(re.search(r"arXiv:\d{4}\.\d{5}", v.quoted) for k, v in papers.items() if k != "paper_per_position_cut")

@@ -25,6 +25,8 @@ def test_every_dependency_is_pinned():
     pins = _pinned()
     for requirement in wanted:
         name = re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0]).lower()
+        if name == project["name"]:  # an extra that includes another extra (dev: specmodel[tables])
+            continue
         assert name in pins, f"{name} is not pinned in constraints.txt"
 
 

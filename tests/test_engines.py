@@ -31,8 +31,8 @@ from specmodel import Settings, evaluate, evaluate_per_position
 from specmodel.measurements import load_measurements, predict, relative_errors
 from specmodel.model import heads
 from specmodel.model.acceptance import alpha_for_mean_acceptance_length, closed_form_tokens_per_iteration
-from specmodel.model.drafters import drafter_coefficients
-from specmodel.model.engines import combined_time
+from specmodel.model.drafters import drafter_coefficients, drafter_of
+from specmodel.model.roofline import combined_time
 from specmodel.model.specs import get_architecture
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -426,8 +426,11 @@ def test_an_eagle3_step_reads_less_than_an_eagle_step_but_adds_a_per_iteration_r
     assert EAGLE3_STEP < EAGLE_STEP
     e3, e = (drafter_coefficients(name, "llama-3.1-8b", 2) for name in ("eagle3", "eagle"))
     assert e3.weight_bytes == 2 * EAGLE3_STEP < e.weight_bytes == 2 * EAGLE_STEP
-    assert e3.iteration_weight_bytes == 2 * EAGLE3_FUSED and e.iteration_weight_bytes == 0
-    assert e3.iteration_flops_per_sequence == 2 * EAGLE3_FUSED
+    once_e3, once_e = (
+        drafter_of(name).once_per_iteration(get_architecture("llama-3.1-8b"), 2) for name in ("eagle3", "eagle")
+    )
+    assert once_e3.weight_bytes == 2 * EAGLE3_FUSED and once_e.weight_bytes == 0
+    assert once_e3.dense_flops_per_position == 2 * EAGLE3_FUSED
 
 
 def test_the_evaluation_reads_the_hand_counted_step():

@@ -1,4 +1,4 @@
-"""The shape of the code: small modules and functions, settings read only at entry points,
+"""The shape of the code: small modules and functions, settings passed (never looked up),
 a pinned public API, and the plotly.js the site ships matching the Python package."""
 
 from __future__ import annotations
@@ -15,17 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(p for package in ("specmodel", "sitebuild") for p in (ROOT / package).rglob("*.py"))
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
-
-#: Where the settings in force may be read (``current()``): the entry points, each of which
-#: resolves them once and passes them down.
-ENTRY_POINTS = {
-    "specmodel/model/settings.py",  # where it is defined
-    "specmodel/model/evaluate.py",
-    "specmodel/grid.py",
-    "specmodel/cli/__init__.py",
-    "specmodel/vllm/engine.py",
-    "specmodel/vllm/advise.py",
-}
 
 
 def _rel(path: Path) -> str:
@@ -51,21 +40,16 @@ def test_functions_are_small(path):
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=_rel)
-def test_settings_are_read_only_at_entry_points(path):
+def test_settings_are_passed_not_looked_up(path):
     text = path.read_text(encoding="utf-8")
-    assert not re.search(r"\b(constants|deployment)\(\)", text), "formulas take constants as arguments"
-    if _rel(path) not in ENTRY_POINTS:
-        assert not re.search(r"\bcurrent\(\)", text), f"{_rel(path)} reads the settings in force"
-
-
-def test_entry_points_exist():
-    assert [p for p in sorted(ENTRY_POINTS) if not (ROOT / p).is_file()] == []
+    assert not re.search(r"\b(constants|deployment|current)\(\)", text), "formulas take the settings as arguments"
+    assert "ContextVar" not in text and "global " not in text, f"{_rel(path)} keeps state outside its arguments"
 
 
 def test_the_public_api_is_pinned():
     assert sorted(specmodel.__all__) == [
-        "AXES", "Evaluation", "PROFILES", "Scenario", "ScenarioGrid", "Settings", "SpecModelError", "current",
-        "default_scenario", "drafter_names", "evaluate", "evaluate_per_position", "load_settings", "using",
+        "AXES", "Constants", "Deployment", "Evaluation", "PROFILES", "Scenario", "ScenarioGrid", "Settings",
+        "SpecModelError", "default_scenario", "drafter_names", "evaluate", "evaluate_per_position",
     ]  # fmt: skip
     for name in specmodel.__all__:
         assert getattr(specmodel, name) is not None

@@ -5,9 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specmodel import evaluate, using
+from specmodel import Settings, evaluate
 from specmodel.model import memory
-from specmodel.model.settings import current
 from specmodel.model.specs import get_hardware
 from specmodel.readouts import point_readouts
 
@@ -30,17 +29,17 @@ def test_1024_sequences_at_context_2048_do_not_fit_on_one_h100():
 def test_usable_memory_is_capacity_times_utilisation():
     ev = evaluate()
     assert float(ev.usable_memory_bytes) == pytest.approx(80e9 * 0.9)
-    with using(GPU_MEMORY_UTILIZATION=0.5):
-        assert float(evaluate().usable_memory_bytes) == pytest.approx(40e9)
+    half = Settings().with_constants(GPU_MEMORY_UTILIZATION=0.5)
+    assert float(evaluate(settings=half).usable_memory_bytes) == pytest.approx(40e9)
 
 
 def test_memory_required_adds_both_models_and_the_workspace():
     ev = evaluate(concurrency=8, context=1000)
-    tokens = 1000 + current().constants.GENERATED_TOKENS
+    tokens = 1000 + Settings().constants.GENERATED_TOKENS
     expected = (
         float(ev.target_weight_bytes)
         + float(ev.draft_weight_bytes)
-        + current().constants.WORKSPACE_BYTES
+        + Settings().constants.WORKSPACE_BYTES
         + 8 * tokens * (float(ev.target_kv_bytes_per_token) + float(ev.draft_kv_bytes_per_token))
     )
     assert float(ev.memory_required_bytes) == pytest.approx(expected, rel=1e-12)
@@ -52,7 +51,7 @@ def test_max_concurrency_is_lower_with_a_draft_model_by_its_kv_share():
     assert without > with_draft > 0
     # Cache per sequence grows by the draft's share; the draft's weights take a little more.
     kv_t, kv_d = float(ev.target_kv_bytes_per_token), float(ev.draft_kv_bytes_per_token)
-    free = float(ev.usable_memory_bytes) - float(ev.target_weight_bytes) - current().constants.WORKSPACE_BYTES
+    free = float(ev.usable_memory_bytes) - float(ev.target_weight_bytes) - Settings().constants.WORKSPACE_BYTES
     expected = without * kv_t / (kv_t + kv_d) * (free - float(ev.draft_weight_bytes)) / free
     assert abs(with_draft - expected) <= 1.5
     # The reduction is the draft's share of the cache (44% for Qwen3-0.6B) within the weights' 2%.

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate, evaluate_per_position
-from specmodel.grid import DEFAULT_GRID, grid_arrays, sweep
+from specmodel.grid import DEFAULT_GRID, grid_mesh, sweep
 from specmodel.model.acceptance import theorem_3_11_arithmetic_increase
 
 LADDER = np.array(DEFAULT_GRID["concurrency"])
@@ -152,7 +152,7 @@ def test_sweep_has_one_row_per_scenario():
 
 
 def test_default_grid_size():
-    sizes = [len(v) for v in grid_arrays().values()]
+    sizes = [v.size for v in grid_mesh().values()]
     # eight drafters, two engines, four tensor-parallel degrees
     assert sizes[0] == 11 * 8 * 10 * 8 * 2 * 10 * 2 * 4 >= 50_000
 

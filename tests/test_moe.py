@@ -11,10 +11,20 @@ from pydantic import ValidationError
 
 from specmodel import evaluate
 from specmodel.model import architecture as a
-from specmodel.model.experts import expected_distinct_experts, expected_expert_bytes_read
+from specmodel.model.experts import expected_distinct_experts, routed_expert_bytes
+from specmodel.model.passes import PassCoefficients
 from specmodel.model.specs import Architecture, architecture_catalog, get_architecture
 
 MOE = ("qwen3-30b-a3b", "qwen3-235b-a22b")
+
+
+def expected_expert_bytes_read(m: Architecture, tokens):
+    """The routed expert bytes a pass of model ``m`` over ``tokens`` positions reads, as the
+    model prices it (its pass coefficients, then :func:`routed_expert_bytes`)."""
+    c = PassCoefficients.of_model(m, 2.0)
+    return routed_expert_bytes(c.expert_bytes, tokens, c.experts, c.experts_per_token)
+
+
 DENSE = tuple(k for k in architecture_catalog() if k not in MOE)
 
 # --------------------------------------------------------------------------- Monte Carlo

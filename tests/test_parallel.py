@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specmodel import SpecModelError, evaluate
+from specmodel import Settings, SpecModelError, evaluate
 from specmodel.formatting import GIB
 from specmodel.model import acceptance as acc
-from specmodel.model import parallel
-from specmodel.model.specs import get_hardware
-from specmodel.vllm.speculative_config import deployment_from_speculative_config, token_tree
+from specmodel.model import architecture as arch
+from specmodel.model import parallel, roofline
+from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.vllm.speculative_config import served_drafter_from_config, token_tree
 
 GRID = {
     "concurrency": np.array([1, 8, 64, 512])[:, None, None, None],
@@ -39,10 +40,32 @@ def _assert_identical(a, b) -> None:
 # --- tensor parallelism ----------------------------------------------------------------------
 
 
-def test_tensor_parallel_1_is_the_one_card_model_bit_for_bit():
-    _assert_identical(evaluate(**GRID, tensor_parallel=1), evaluate(**GRID))
+def test_tensor_parallel_1_is_the_one_card_roofline_bit_for_bit():
+    """On one GPU the split (1/N of the weights and arithmetic, the cache by KV heads, the
+    all-reduces) vanishes: the verify pass is the roofline's ``W + B n kv`` bytes and ``Q B f``
+    FLOPs of the whole model, exactly, and spends nothing on all-reduces."""
     ev = evaluate(**GRID, tensor_parallel=1)
+    qwen = get_architecture("qwen3-8b")
+    c = Settings().constants
+    n = GRID["context"] + c.KV_READ_FRACTION * c.GENERATED_TOKENS
+    f = roofline.flops_per_position(
+        arch.dense_flops_per_position(qwen, c.FLOPS_PER_PARAMETER), arch.attention_flops_per_position_per_token(qwen), n
+    )
+    batch = GRID["concurrency"].astype(float)
+    expected_bytes = roofline.pass_bytes(
+        float(arch.weight_bytes(qwen)), float(arch.kv_cache_bytes_per_token(qwen)), batch, n
+    )
+    np.testing.assert_array_equal(ev.verify_bytes, np.broadcast_to(expected_bytes, ev.speedup.shape))
+    np.testing.assert_array_equal(
+        ev.verify_flops, np.broadcast_to(roofline.pass_flops(f, batch, 5.0), ev.speedup.shape)
+    )
     assert np.all(ev.verify_allreduce_time == 0) and np.all(ev.verify_communication_share == 0)
+
+
+def test_a_scenario_on_one_gpu_overrides_a_deployment_on_several():
+    four = Settings.model_validate({"deployment": {"tensor_parallel": 4}})
+    _assert_identical(evaluate(**GRID, tensor_parallel=1, settings=four), evaluate(**GRID))
+    assert np.all(evaluate(**GRID, settings=four).verify_allreduce_time > 0)
 
 
 @pytest.mark.parametrize("gpus", [2, 4, 8])
@@ -174,7 +197,7 @@ def test_a_wide_tree_wins_at_one_sequence_and_loses_at_64():
 
 
 def test_speculative_config_reads_draft_tensor_parallel_and_a_token_tree():
-    d = deployment_from_speculative_config(
+    d = served_drafter_from_config(
         json.dumps(
             {
                 "method": "eagle",

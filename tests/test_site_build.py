@@ -14,8 +14,8 @@ import pytest
 from sitebuild import deployment
 from sitebuild.build import FIGDATA, FIGURES, outputs
 from sitebuild.build import main as build_main
+from sitebuild.config import SiteSettings
 from sitebuild.numbers import article_numbers
-from specmodel import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CALIBRATION = ROOT / "specmodel" / "data" / "calibration.csv"
@@ -75,8 +75,8 @@ def test_each_figure_has_its_data_as_csv_from_the_same_computation(tmp_path):
 
     import pandas as pd
 
-    settings = deployment.resolved(Settings())
-    files = outputs(Settings(), CALIBRATION)
+    settings = deployment.resolved(SiteSettings())
+    files = outputs(SiteSettings(), CALIBRATION)
     for spec in FIGURES:
         fragment, csv = files[f"figures/{spec.id}.html"], files[f"figdata/{spec.id}.csv"]
         assert isinstance(fragment, str) and isinstance(csv, str)
@@ -145,9 +145,9 @@ def test_build_prints_what_it_wrote_and_how_long(tmp_path):
 
 
 def test_numbers_file_has_text_and_value():
-    files = outputs(Settings(), CALIBRATION)
+    files = outputs(SiteSettings(), CALIBRATION)
     numbers = json.loads(files["numbers.json"])
-    assert set(numbers) == set(article_numbers(Settings()))
+    assert set(numbers) == set(article_numbers(SiteSettings()))
     assert numbers["speedup_b1"]["text"].endswith("x")
 
 
@@ -200,8 +200,8 @@ def _numbers_with(tmp_path: Path, old: str, new: str) -> dict:
     assert old in text
     constants.write_text(text.replace(old, new))
     code = (
-        "import json; from specmodel import Settings; from sitebuild.numbers import article_numbers; "
-        "from sitebuild.claims import article_claims; s = Settings(); "
+        "import json; from sitebuild.config import SiteSettings; from sitebuild.numbers import article_numbers; "
+        "from sitebuild.claims import article_claims; s = SiteSettings(); "
         "out = {k: v.text for k, v in article_numbers(s).items()}; "
         "out.update({f'{c}.{k}': v.text for c, said in article_claims(s).items() for k, v in said.values.items()}); "
         "print(json.dumps(out))"
@@ -217,7 +217,7 @@ def _numbers_with(tmp_path: Path, old: str, new: str) -> dict:
     return json.loads(result.stdout)
 
 
-def quoted(settings: Settings) -> dict:
+def quoted(settings: SiteSettings) -> dict:
     """Every value the prose quotes: the numbers by name, and each claim's values as
     ``claim.value``."""
     from sitebuild.claims import article_claims
@@ -234,7 +234,7 @@ def _generated_values(generated: Path) -> dict:
 
 
 def test_changing_a_constant_changes_the_sentences_that_quote_it(tmp_path):
-    current = {k: v.text for k, v in quoted(Settings()).items()}
+    current = {k: v.text for k, v in quoted(SiteSettings()).items()}
     changed = _numbers_with(tmp_path, "MEMORY_EFFICIENCY = 0.80", "MEMORY_EFFICIENCY = 0.60")
     for name in ("verify_mem_ms_b1", "rung_b1.spec_tps_b1", "rung_b1.base_tps_b1", "idle_b64"):
         assert changed[name] != current[name], name
@@ -305,7 +305,7 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     shutil.copytree(ROOT / "sitebuild", copy / "sitebuild")  # the notebook embeds its figure with the site builder
     result = _build_with_config(tmp_path, '[deployment]\nhardware = "h200"\n')
     assert result.returncode == 0, result.stderr
-    h100 = quoted(Settings())
+    h100 = quoted(SiteSettings())
     h200 = _generated_values(copy / "docs" / "generated")
     assert h200["hardware_name"]["text"] == "NVIDIA H200 SXM 141 GB"
     # Memory-bound passes scale with bandwidth (4.8 / 3.35 TB/s), so throughput does...
@@ -375,7 +375,7 @@ def test_ladder_and_breakeven_map_mark_what_does_not_fit():
     from sitebuild import figures, figures_data
     from specmodel import evaluate
 
-    settings = Settings()
+    settings = SiteSettings()
     ladder = figures.ladder(figures_data.ladder(settings), settings.deployment)
     trace = next(t for t in ladder.data if t.visible and t.legendgroup == "qwen3-0.6b")
     b = np.array(trace.x)
@@ -393,7 +393,7 @@ def test_ladder_and_breakeven_map_mark_what_does_not_fit():
 def test_hardware_page_compares_three_cards_side_by_side():
     from sitebuild import figures, figures_data
 
-    settings = Settings()
+    settings = SiteSettings()
     fig = figures.hardware_ladders(figures_data.hardware_ladders(settings), settings.deployment)
     titles = [a.text for a in fig.layout.annotations]
     assert titles[:3] == ["H100-SXM, 80 GB", "H200, 141 GB", "B200, 180 GB"]
@@ -420,7 +420,7 @@ def test_the_70b_figure_shows_every_measurement_and_fits_at_batch_1():
     from sitebuild import figures
     from sitebuild import figures_data_multigpu as multi
 
-    settings = Settings()
+    settings = SiteSettings()
     curves, points = multi.measured_ladders(settings)
     fig = figures.panel_ladders(curves, settings.deployment, points)
     measured = [t for t in fig.data if t.name == "measured"]
@@ -435,7 +435,7 @@ def test_the_70b_figure_shows_every_measurement_and_fits_at_batch_1():
 def test_every_new_figure_has_a_narrow_variant():
     from sitebuild.figure_specs import FIGURES
 
-    settings = Settings()
+    settings = SiteSettings()
     for spec in FIGURES:
         if spec.id.startswith("beyond-") or spec.id == "validation-multigpu":
             narrow = spec.make(settings).layout.meta["narrow"]["layout"]
@@ -450,15 +450,15 @@ def test_every_number_and_claim_is_quoted_by_some_page():
     used = set(re.findall(r"\{\{\s*(?:claim:)?([A-Za-z0-9_\-]+)\s*\}\}", text))
     from sitebuild.claims import article_claims
 
-    assert sorted(set(article_numbers(Settings())) - used) == []
-    assert sorted(set(article_claims(Settings())) - used) == []
+    assert sorted(set(article_numbers(SiteSettings())) - used) == []
+    assert sorted(set(article_claims(SiteSettings())) - used) == []
 
 
 def test_open_markers_mean_only_does_not_fit():
     """Open markers mean "does not fit in memory" on every figure: a trace gives its points an
     open symbol one by one (those that do not fit), or all of them only if it is the trace of
     what does not fit; the engine figures mark the ideal roofline with a filled symbol."""
-    settings = deployment.resolved(Settings())
+    settings = deployment.resolved(SiteSettings())
     for spec in FIGURES:
         for trace in spec.make(settings).data:
             marker = getattr(trace, "marker", None)
@@ -474,7 +474,7 @@ def test_open_markers_mean_only_does_not_fit():
 
 
 def test_the_break_even_contour_has_no_labels_over_the_cells():
-    settings = deployment.resolved(Settings())
+    settings = deployment.resolved(SiteSettings())
     spec = next(s for s in FIGURES if s.id == "breakeven")
     contours = [t for t in spec.make(settings).data if t.type == "contour"]
     assert contours and all(t.contours.showlabels is False for t in contours)
@@ -486,7 +486,7 @@ def test_multi_letter_subscripts_are_typeset_as_text():
     than one letter is ``\text{...}`` in every formula of the pages and generated tables."""
     import re
 
-    files = outputs(Settings(), CALIBRATION)
+    files = outputs(SiteSettings(), CALIBRATION)
     texts = {name: text for name, text in files.items() if name.startswith("tables/") and isinstance(text, str)}
     texts.update({p.name: p.read_text() for p in (ROOT / "docs").glob("*.md")})
     bad = []
@@ -503,7 +503,7 @@ def test_captions_promise_only_controls_the_figure_has():
     "hover" names another way to the same values."""
     import re
 
-    settings = deployment.resolved(Settings())
+    settings = deployment.resolved(SiteSettings())
     for spec in FIGURES:
         layout = spec.make(settings).layout
         caption = spec.caption.lower()

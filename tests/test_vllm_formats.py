@@ -17,16 +17,12 @@ from hypothesis import strategies as st
 
 from specmodel import SpecModelError
 from specmodel.cli import main
+from specmodel.safe_input import MAX_LINE_BYTES
+from specmodel.vllm.counters import SpecDecodeCounters, check_counters, logged_position_rate, per_position_rate
+from specmodel.vllm.log_line import format_log_message
 from specmodel.vllm.logs import counters_from_log, load_log, parse_log
-from specmodel.vllm.metrics import (
-    SpecDecodeCounters,
-    check_counters,
-    format_exposition,
-    format_log_message,
-    logged_position_rate,
-    per_position_rate,
-)
-from specmodel.vllm.prometheus import MAX_LINE_BYTES, load_exposition, parse_exposition
+from specmodel.vllm.prometheus import load_exposition, parse_exposition
+from tests.exposition import format_exposition
 
 VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 LOGS = sorted(p.name for p in VLLM.glob("*.log"))

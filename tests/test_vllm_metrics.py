@@ -9,16 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError
+from specmodel.safe_input import read_limited_text
+from specmodel.vllm.counters import SpecDecodeCounters, per_position_rate
+from specmodel.vllm.log_line import LOG_FORMAT, format_log_message
 from specmodel.vllm.logs import counters_from_log, load_log, parse_log
-from specmodel.vllm.metrics import (
-    LOG_FORMAT,
-    SpecDecodeCounters,
-    format_exposition,
-    format_log_message,
-    per_position_rate,
-    read_text,
-)
 from specmodel.vllm.prometheus import load_exposition, parse_exposition
+from tests.exposition import format_exposition
 
 VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 
@@ -158,7 +154,7 @@ def test_an_interval_without_drafts_is_skipped():
     counters = counters_from_log(parse_log(empty + "\n" + LINE))
     assert counters.num_drafts == 100 and counters.accepted_per_position == pytest.approx((75, 48, 26, 12))
     with pytest.raises(SpecModelError, match="no drafts"):
-        from specmodel.vllm.metrics import check_counters
+        from specmodel.vllm.counters import check_counters
 
         check_counters(counters_from_log(parse_log(empty)), "x")
 
@@ -214,14 +210,14 @@ def test_unreadable_files_are_one_clear_error(tmp_path, content, needle):
     path = tmp_path / "f"
     path.write_bytes(content)
     with pytest.raises(SpecModelError, match=needle):
-        read_text(path, "--log")
+        read_limited_text(path, "--log")
 
 
 def test_missing_file_and_folder(tmp_path):
     with pytest.raises(SpecModelError, match="no such file"):
-        read_text(tmp_path / "nope.log", "--log")
+        read_limited_text(tmp_path / "nope.log", "--log")
     with pytest.raises(SpecModelError, match="is a folder"):
-        read_text(tmp_path, "--log")
+        read_limited_text(tmp_path, "--log")
 
 
 # --- fuzzing ------------------------------------------------------------------------------

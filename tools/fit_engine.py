@@ -26,6 +26,7 @@ from scipy.optimize import least_squares
 from specmodel.measurements import error_summary, load_measurements, predict
 from specmodel.model.engines import EngineProfile, FitProvenance
 from specmodel.model.evaluate import evaluate
+from specmodel.model.scenario import Scenario
 from specmodel.model.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,18 +45,11 @@ PARAMETERS = {
     "ngram_matched_acceptance": (0.5, 0.05, 1.0),
 }
 #: Plain decode step (TPOT) of Llama-3.1-8B, batch 1, H100: vLLM issue #20780.
-ANCHOR = {
-    "seconds": 7.07e-3,
-    "scenario": {
-        "concurrency": 1,
-        "context": 76,
-        "generated_tokens": 210,
-        "target": "llama-3.1-8b",
-        "hardware": "h100-sxm",
-        "drafter": "eagle",
-    },
-    "source": "plain decode step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms (vLLM issue #20780, TPOT table)",
-}
+ANCHOR_SECONDS = 7.07e-3
+ANCHOR_SCENARIO = Scenario(
+    concurrency=1, context=76, generated_tokens=210, target="llama-3.1-8b", hardware="h100-sxm", drafter="eagle"
+)
+ANCHOR_SOURCE = "plain decode step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms (vLLM issue #20780, TPOT table)"
 ANCHOR_WEIGHT = 3.0
 
 
@@ -73,8 +67,8 @@ def profile(values: np.ndarray, fit: FitProvenance | None = None) -> EngineProfi
 def residuals(values: np.ndarray, rows: list, measured: np.ndarray) -> np.ndarray:
     settings = Settings().with_engine(profile(values))
     predicted = predict(rows, "vllm", settings)
-    plain = 1.0 / float(evaluate(**ANCHOR["scenario"], engine="vllm", settings=settings).base_tokens_per_s)
-    return np.append(np.log(predicted / measured), ANCHOR_WEIGHT * math.log(plain / ANCHOR["seconds"]))
+    plain = 1.0 / float(evaluate(ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s)
+    return np.append(np.log(predicted / measured), ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS))
 
 
 def fit(rows: list) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +96,7 @@ def section(values: np.ndarray, errors: np.ndarray, rows: list) -> str:
         measurements_sha256=hashlib.sha256(MEASUREMENTS.read_bytes()).hexdigest(), rows=len(rows),
         fitted_on=date.today().isoformat(), method="scipy.optimize.least_squares (trf) on log(predicted/measured)",
         median_abs_error=round(summary["median"], 4), p90_abs_error=round(summary["p90"], 4),
-        max_abs_error=round(summary["max"], 4), anchor=ANCHOR["source"],
+        max_abs_error=round(summary["max"], 4), anchor=ANCHOR_SOURCE,
         residuals=tuple(round(float(e), 4) for e in errors),
     )  # fmt: skip
     p = profile(values, fit_)

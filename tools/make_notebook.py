@@ -63,8 +63,8 @@ CELLS = [
     ),
     code(
         "from sitebuild.claims import article_claims\n"
-        "from specmodel import Settings\n\n"
-        "said = article_claims(Settings())\n"
+        "from sitebuild.config import SiteSettings\n\n"
+        "said = article_claims(SiteSettings())\n"
         "print(said['gamma_by_concurrency'].text())"
     ),
     md(
@@ -82,8 +82,9 @@ CELLS = [
     code(
         "from specmodel.calibration import compare, load_table\n\n"
         "table = compare(load_table())  # the article's table, shipped with the package\n"
-        "print(f\"{table['within'].sum()} of {len(table)} rows within tolerance; \"\n"
-        "      f\"largest relative error {table['relative_error'].abs().max():.1%}\")"
+        "within = sum(row.within for row in table)\n"
+        "worst = max(abs(row.relative_error) for row in table)\n"
+        "print(f'{within} of {len(table)} rows within tolerance; largest relative error {worst:.1%}')"
     ),
     md(
         "## A figure\n\nThe ladder on the three cards of the page *Other cards*, after that page's claim "

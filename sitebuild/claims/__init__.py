@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from sitebuild.claims import beyond, capacity, cards, drafts, gamma, ladder, opening, rules, serving, validation
 from sitebuild.claims.core import ClaimError, Said
-from specmodel.model.settings import Settings
+from sitebuild.config import SiteSettings
 
 SECTIONS = (opening, ladder, drafts, gamma, capacity, serving, rules, cards, beyond, validation)
 
 
-def article_claims(settings: Settings) -> dict[str, Said]:
+def article_claims(settings: SiteSettings) -> dict[str, Said]:
     """Name -> the claim as the page states it, for the deployment and constants of ``settings``."""
     out: dict[str, Said] = {}
     for section in SECTIONS:

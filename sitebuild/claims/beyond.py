@@ -9,13 +9,14 @@ import numpy as np
 from sitebuild import figures_data_multigpu as multi
 from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import first_rung, rung, slower
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import name, percent, plain, times
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.formatting import gib
 from specmodel.measurements import error_summary
 from specmodel.model import experts
-from specmodel.model.settings import Settings
+from specmodel.model.evaluation import Evaluation
 from specmodel.model.specs import get_architecture
 
 #: The held-out error the four-GPU predictions are held to (the validation page's target).
@@ -29,7 +30,7 @@ B70_PREDICTIONS = {
 }
 
 
-def b70_predictions(settings: Settings) -> Said:
+def b70_predictions(settings: SiteSettings) -> Said:
     """The vllm profile's held-out error on the four-GPU rows against its target."""
     errors = held_out_errors(multi.fitted(settings, multi.ENGINE))
     summary = error_summary(errors)
@@ -58,7 +59,7 @@ B70_DRAFT = {
 }
 
 
-def b70_ladder(settings: Settings) -> Said:
+def b70_ladder(settings: SiteSettings) -> Said:
     """Where each measured drafter starts to lose on the model's ladder, and the 1B draft
     against the article's draft at 64 sequences."""
     series = multi.workload_series(settings)
@@ -88,13 +89,13 @@ MI300X_LINKS = {
 }
 
 
-def _mi300x_eagle(settings: Settings, hardware: str, gpus: int):
+def _mi300x_eagle(settings: SiteSettings, hardware: str, gpus: int) -> Evaluation:
     eagle = multi.workload_series(settings)["eagle"]
     return multi.evaluate_series(settings, eagle, concurrency=np.array([1, 64]), hardware=hardware,
                                  tensor_parallel=gpus)  # fmt: skip
 
 
-def mi300x_links(settings: Settings) -> Said:
+def mi300x_links(settings: SiteSettings) -> Said:
     """The all-reduce share of the verify pass on four MI300X against four H100s."""
     h4, m4 = _mi300x_eagle(settings, "h100-sxm", 4), _mi300x_eagle(settings, "mi300x", 4)
     higher = bool(np.all(m4.verify_communication_share > h4.verify_communication_share))
@@ -109,7 +110,7 @@ MI300X_PER_GPU = {
 }
 
 
-def mi300x_per_gpu(settings: Settings) -> Said:
+def mi300x_per_gpu(settings: SiteSettings) -> Said:
     """Plain decoding's throughput per GPU at 64 sequences on four H100s, four MI300X and two."""
     rates = {f"{h.split('-')[0]}_tp{g}": float(_mi300x_eagle(settings, h, g).base_tokens_per_s[1]) / g
              for h, g in (("h100-sxm", 4), ("mi300x", 4), ("mi300x", 2))}  # fmt: skip
@@ -126,7 +127,7 @@ TREE_WIDTH = {
 }
 
 
-def tree_width(settings: Settings) -> Said:
+def tree_width(settings: SiteSettings) -> Said:
     """Where the wide tree falls behind the chain and below plain decoding."""
     data = multi.tree_ladder(settings)
     chain, wide = (data[data["shape"] == k]["speedup"].to_numpy() for k in ("chain", "wide"))
@@ -145,7 +146,7 @@ MOE_PREMISE = {
 }
 
 
-def moe_premise(settings: Settings) -> Said:
+def moe_premise(settings: SiteSettings) -> Said:
     """The mixture of experts' verify pass against its plain step at 1 and 64 sequences."""
     ev = multi.moe_pass(settings, multi.MOE_TARGET, drafter=multi.MOE_DRAFT, concurrency=np.array([1, 64]))
     ratio = np.asarray(ev.verify_weights_read_bytes / ev.plain_weights_read_bytes)
@@ -173,7 +174,7 @@ BIG_MOE = {
 }
 
 
-def moe_curves(settings: Settings) -> Said:
+def moe_curves(settings: SiteSettings) -> Said:
     """Where the EAGLE head does best on the mixture of experts and on the dense model, and on
     the larger mixture of experts on eight GPUs."""
     data = multi.moe_ladders(settings)

@@ -7,11 +7,11 @@ import numpy as np
 
 from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import count, first_rung, rung, verdict
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import gib, percent, plain, times
 from specmodel.model.memory import cards_needed
 from specmodel.model.scenario import TENSOR_PARALLEL
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_hardware
 
 _LARGE = (
@@ -37,13 +37,13 @@ FITS_LADDER = {
 }
 
 
-def _where(settings: Settings) -> str:
+def _where(settings: SiteSettings) -> str:
     gpus = settings.deployment.tensor_parallel or 1
     card = get_hardware(settings.deployment.hardware).name
     return f"one {card}" if gpus == 1 else f"{count(gpus)} {card} GPUs"
 
 
-def fits_ladder(settings: Settings) -> Said:
+def fits_ladder(settings: SiteSettings) -> Said:
     """Which of the article's scenarios fit in the usable memory of the deployment's GPUs."""
     d, b64, b1024 = one(settings), one(settings, concurrency=64), one(settings, concurrency=1024)
     long = one(settings, concurrency=64, context=8192)
@@ -89,7 +89,7 @@ FITS_MORE_BIG = {
 }
 
 
-def fits_more_gpus(settings: Settings) -> Said:
+def fits_more_gpus(settings: SiteSettings) -> Said:
     """The two large scenarios split over 1, 2, 4 or 8 GPUs: the fewest that hold each."""
     tps = np.array(TENSOR_PARALLEL)
     long = one(settings, tensor_parallel=tps, concurrency=64, context=8192)
@@ -131,7 +131,7 @@ BATCH_ROOM = {
 }
 
 
-def batch_room(settings: Settings) -> Said:
+def batch_room(settings: SiteSettings) -> Said:
     """The most sequences that fit with and without the draft, at 2,048 and 8,192 tokens."""
     d, long = one(settings), one(settings, context=8192)
     draft_kv, target_kv = float(d.draft_kv_bytes_per_token), float(d.target_kv_bytes_per_token)

@@ -6,10 +6,10 @@ import numpy as np
 
 from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import first_rung, not_faster, rung
+from sitebuild.config import SiteSettings
 from sitebuild.figures_data import COMPARED_HARDWARE
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import Number, percent, plain, times
-from specmodel.model.settings import Settings
 
 
 def _listed(numbers: list[Number]) -> Number:
@@ -31,7 +31,7 @@ CARDS_RATIO = {
 }
 
 
-def cards_ratio(settings: Settings) -> Said:
+def cards_ratio(settings: SiteSettings) -> Said:
     """Whether the speedup at 1 and 64 sequences is the same on the compared cards."""
     s = np.array(
         [[float(one(settings, concurrency=b, hardware=h).speedup) for h in COMPARED_HARDWARE] for b in (1, 64)]
@@ -58,7 +58,7 @@ CARDS_RIDGE = {
 }
 
 
-def cards_ridge(settings: Settings) -> Said:
+def cards_ridge(settings: SiteSettings) -> Said:
     """Where the draft model stops gaining on each card, and how far the cards differ at 1,024 sequences."""
     stops = [first_rung(LADDER, not_faster(one(settings, concurrency=LADDER, hardware=h).speedup))
              for h in COMPARED_HARDWARE]  # fmt: skip
@@ -87,7 +87,7 @@ CARDS_CAPACITY = {
 }
 
 
-def cards_capacity(settings: Settings) -> Said:
+def cards_capacity(settings: SiteSettings) -> Said:
     """The first rung that does not fit and the batch the draft model displaces, per card."""
     evs = [one(settings, hardware=h) for h in COMPARED_HARDWARE]
     first = [first_rung(LADDER, ~np.asarray(one(settings, concurrency=LADDER, hardware=h).fits))

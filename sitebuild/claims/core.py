@@ -11,7 +11,7 @@ it, and when no wording fits the outcome the build stops, naming the claim and i
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sitebuild.numbers.text import Number
@@ -64,7 +64,7 @@ def phrase(text: str) -> Number:
     return Number(float("nan"), text)
 
 
-def composed(name: str, facets: list[tuple[str, str, Mapping[str, str]]], values: Mapping[str, Number]) -> Said:
+def composed(name: str, facets: Sequence[tuple[str, str, Mapping[str, str]]], values: Mapping[str, Number]) -> Said:
     """A claim whose wording is made of facets decided one by one: each facet is ``(facet,
     outcome, wordings)``, and the claim's wording is the chosen wordings joined by spaces (a
     facet's wording may be empty). :class:`ClaimError` names the claim and the facet whose

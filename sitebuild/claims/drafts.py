@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import part, verdict
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import at, name, percent, plain, speedup_at
 from specmodel.formatting import GIB, KIB
 from specmodel.model import architecture as arch
 from specmodel.model.drafters import drafter_coefficients
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
 
 KV_HEADS = {
@@ -26,7 +26,7 @@ KV_HEADS = {
 }
 
 
-def kv_heads(settings: Settings) -> Said:
+def kv_heads(settings: SiteSettings) -> Said:
     """The three models' attention heads, and the draft's cache share against its weight share."""
     dep = settings.deployment
     t, d, b = (get_architecture(k) for k in (dep.target, dep.draft, dep.big_draft))
@@ -63,7 +63,7 @@ BIG_DRAFT = {
 }
 
 
-def big_draft(settings: Settings) -> Said:
+def big_draft(settings: SiteSettings) -> Said:
     """The big draft at the same alpha and at 0.95, against the draft at 0.75."""
     dep = settings.deployment
     d, big = one(settings), one(settings, drafter=dep.big_draft)
@@ -96,7 +96,7 @@ HEAD_B1_SPEED = {
 }
 
 
-def head_b1(settings: Settings) -> Said:
+def head_b1(settings: SiteSettings) -> Said:
     """An EAGLE head's step against a draft-model pass: bytes read, and the speedup at one sequence."""
     dep, fpp = settings.deployment, settings.constants.FLOPS_PER_PARAMETER
     eagle_read = drafter_coefficients("eagle", dep.target, fpp).weight_bytes
@@ -133,7 +133,7 @@ HEAD_B64_EAGLE = {
 }
 
 
-def head_b64(settings: Settings) -> Said:
+def head_b64(settings: SiteSettings) -> Said:
     """At 64 sequences: a draft-model pass against an EAGLE head's step."""
     dep = settings.deployment
     d, e = one(settings, concurrency=64), one(settings, concurrency=64, drafter="eagle")

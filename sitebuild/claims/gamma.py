@@ -7,10 +7,10 @@ import numpy as np
 
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import first_rung, not_faster, rung, verdict
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import name, plain, speedup_at
 from specmodel.model.scenario import GAMMAS
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
 
 G = np.array(GAMMAS)
@@ -31,7 +31,7 @@ def _shape(curve: np.ndarray) -> tuple[str, int]:
     return ("rises" if best == G[-1] else "falls" if best == G[0] else "peak"), best
 
 
-def gamma_b1(settings: Settings) -> Said:
+def gamma_b1(settings: SiteSettings) -> Said:
     """The speedup against gamma at one sequence, and where it peaks."""
     curve = one(settings, gamma=G).speedup
     shape, best = _shape(curve)
@@ -56,7 +56,7 @@ GAMMA_B32_END = {
 }
 
 
-def gamma_b32(settings: Settings) -> Said:
+def gamma_b32(settings: SiteSettings) -> Said:
     """The gamma curve at 32 sequences against the one at one sequence."""
     c1 = one(settings, gamma=G).speedup
     c32 = one(settings, concurrency=32, gamma=G).speedup
@@ -87,7 +87,7 @@ GAMMA_BY_CONCURRENCY_END = {
 }
 
 
-def gamma_by_concurrency(settings: Settings) -> Said:
+def gamma_by_concurrency(settings: SiteSettings) -> Said:
     """The best gamma at 1, 32 and 64 sequences, and the first rung where no gamma gains."""
     curves = one(settings, concurrency=LADDER[:, None], gamma=G[None, :]).speedup
     best = G[np.argmax(curves, axis=1)]

@@ -16,9 +16,9 @@ from sitebuild.claims.words import (
     rung,
     verdict,
 )
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import at, percent, plain, speedup_at, times
-from specmodel.model.settings import Settings
 
 #: The verdict words a claim inserts beside a speedup.
 GAIN_WORDS = {"faster": "a gain", "even": "about even, within 3%", "slower": "a loss"}
@@ -36,7 +36,7 @@ RUNG_B1 = {
 }
 
 
-def rung_b1(settings: Settings) -> Said:
+def rung_b1(settings: SiteSettings) -> Said:
     """At one sequence: the largest part of the plain step, and the verdict."""
     d = one(settings)
     base = d.base_time_parts
@@ -71,7 +71,7 @@ RUNG_B64_REASON = {
 }
 
 
-def rung_b64(settings: Settings) -> Said:
+def rung_b64(settings: SiteSettings) -> Said:
     """At 64 sequences: the verdict and the part of the speculative step that grew most over
     the plain step (the draft's cache reads, or the verify pass's arithmetic)."""
     d = one(settings, concurrency=64)
@@ -105,7 +105,7 @@ NGRAM_LADDER = {
 }
 
 
-def ngram_ladder(settings: Settings) -> Said:
+def ngram_ladder(settings: SiteSettings) -> Said:
     """Whether n-gram lookup gains at every rung at the default prompt length."""
     s = one(settings, concurrency=LADDER, drafter="ngram").speedup
     stop = first_rung(LADDER, not_faster(s))
@@ -141,7 +141,7 @@ RUNG_B1024_NGRAM = {
 }
 
 
-def rung_b1024(settings: Settings) -> Said:
+def rung_b1024(settings: SiteSettings) -> Said:
     """At 1,024 sequences: how much idle arithmetic the verify pass has left, and what that
     does to the draft model and to n-gram lookup."""
     d = one(settings, concurrency=1024)
@@ -172,7 +172,7 @@ SHORT_CONTEXT = {
 }
 
 
-def short_context(settings: Settings) -> Said:
+def short_context(settings: SiteSettings) -> Said:
     """With 256-token prompts: where the verify pass turns compute-bound, and n-gram lookup there."""
     ev = one(settings, concurrency=LADDER, context=256, drafter="ngram")
     bound = first_rung(LADDER, np.asarray(ev.verify_idle) <= 0.01)
@@ -204,7 +204,7 @@ LONG_CONTEXT_STOP = {
 }
 
 
-def long_context(settings: Settings) -> Said:
+def long_context(settings: SiteSettings) -> Said:
     """At 8,192-token prompts: the draft's share, the verdict at 64 sequences, and where the
     draft model stops gaining against the default prompt length."""
     d = one(settings, concurrency=64, context=8192)

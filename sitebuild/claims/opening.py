@@ -7,10 +7,10 @@ import numpy as np
 
 from sitebuild.claims.core import Said, claim, phrase
 from sitebuild.claims.words import count, first_rung, largest_extra, not_faster, rung
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import at, gib, name, percent, plain, speedup_at, times
 from specmodel.model.roofline import ridge_intensity
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
 
 THESIS_BILL = {
@@ -19,7 +19,7 @@ THESIS_BILL = {
 }
 
 
-def thesis_bill(settings: Settings) -> Said:
+def thesis_bill(settings: SiteSettings) -> Said:
     """Speculation costs more arithmetic per output token than plain decoding."""
     b1, g10 = one(settings).arithmetic_ratio, one(settings, gamma=10).arithmetic_ratio
     outcome = "more" if min(b1, g10) > 1 else "not_more"
@@ -49,7 +49,7 @@ THESIS_TURN = {
 }
 
 
-def thesis_turn(settings: Settings) -> Said:
+def thesis_turn(settings: SiteSettings) -> Said:
     """Where the deployment's draft model stops gaining on the ladder, why (the part of the
     speculative step that grew most over the plain step there), and whether n-gram lookup
     gains at every rung."""
@@ -89,7 +89,7 @@ DEPLOYMENT = {
 }
 
 
-def deployment(settings: Settings) -> Said:
+def deployment(settings: SiteSettings) -> Said:
     """The deployment the article simulates, on how many GPUs, and whether it fits there."""
     dep = settings.deployment
     gpus = dep.tensor_parallel or 1
@@ -114,7 +114,7 @@ SAME_PROFILE = {
 }
 
 
-def same_profile(settings: Settings) -> Said:
+def same_profile(settings: SiteSettings) -> Said:
     """The ``same`` (i.i.d.) profile against the ``falling`` one at the defaults."""
     d, same = one(settings), one(settings, acceptance="same")
     values = {
@@ -138,7 +138,7 @@ MEMORY_BOUND = {
 }
 
 
-def memory_bound(settings: Settings) -> Said:
+def memory_bound(settings: SiteSettings) -> Said:
     """A one-sequence decode step's arithmetic intensity against the card's ridge point."""
     hw = get_hardware(settings.deployment.hardware)
     ridge = ridge_intensity(hw.peak_flops.value, hw.memory_bandwidth.value)
@@ -161,7 +161,7 @@ BILL_CONSTANT = {
 }
 
 
-def bill_constant(settings: Settings) -> Said:
+def bill_constant(settings: SiteSettings) -> Said:
     """The arithmetic factor barely changes with concurrency."""
     ratio = np.asarray(one(settings, concurrency=LADDER).arithmetic_ratio)
     low, high = times(ratio.min()), times(ratio.max())
@@ -180,7 +180,7 @@ THESIS_IDLE = {
 }
 
 
-def thesis_idle(settings: Settings) -> Said:
+def thesis_idle(settings: SiteSettings) -> Said:
     """How much of the verify pass's time the tensor cores sit idle at one sequence."""
     idle = float(one(settings).verify_idle)
     level = "plenty" if idle > 0.8 else "some" if idle > 0.2 else "little"
@@ -196,7 +196,7 @@ VERIFY_HIDDEN = {
 }
 
 
-def verify_hidden(settings: Settings) -> Said:
+def verify_hidden(settings: SiteSettings) -> Said:
     """Whether the verify pass's arithmetic at one sequence hides behind its memory time."""
     d = one(settings)
     values = {

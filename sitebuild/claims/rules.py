@@ -8,10 +8,10 @@ import numpy as np
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.serving import HIGH_TARGET_RUNG, LOW_TARGET_RUNG, PLAIN, _order, latency_target, served
 from sitebuild.claims.words import first_rung, not_faster, rung, verdict
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import name, plain, speedup_at, times
 from specmodel.model.scenario import GAMMAS
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
 
 G = np.array(GAMMAS)
@@ -32,7 +32,7 @@ RULE_FEW = {
 }
 
 
-def rule_few(settings: Settings) -> Said:
+def rule_few(settings: SiteSettings) -> Said:
     """The draft model at its best gamma at one and at eight sequences."""
     c1 = one(settings, gamma=G).speedup
     c8 = one(settings, concurrency=8, gamma=G).speedup
@@ -77,7 +77,7 @@ DRAFT_RUNGS, FREE_RUNGS = (16, 32, 64), (16, 32, 64, 128, 256)
 FREE_DRAFTERS = ("ngram", "eagle", "eagle-32k")
 
 
-def rule_many(settings: Settings) -> Said:
+def rule_many(settings: SiteSettings) -> Said:
     """The draft model at gamma 1-2 on 16-64 sequences, cache-free drafters at gamma 2-3 on
     16-256, and where the draft model stops gaining at gamma 1."""
     b = np.array(DRAFT_RUNGS)
@@ -130,7 +130,7 @@ RULE_LATENCY_LOW = {
 RULE_LATENCY_END = {"": "Know which of the two your service is paid for before you compare any numbers."}
 
 
-def rule_latency(settings: Settings) -> Said:
+def rule_latency(settings: SiteSettings) -> Said:
     """Which side the two latency targets of section 7 favour."""
     draft = settings.deployment.draft
     high, low = latency_target(settings, HIGH_TARGET_RUNG), latency_target(settings, LOW_TARGET_RUNG)

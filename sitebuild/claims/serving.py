@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import first_rung, not_faster, rung, verdict
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import Number, name, percent, plain, speedup_at, times
 from specmodel.model.drafters import drafter_label
 from specmodel.model.serving import best_at_rate
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
 
 #: The rungs whose plain per-user rate, rounded down to ten tokens/s, sets the two latency
@@ -30,13 +30,13 @@ class Served:
     total: float  #: tokens/s in all
 
 
-def latency_target(settings: Settings, rung_b: int) -> float:
+def latency_target(settings: SiteSettings, rung_b: int) -> float:
     """Plain decoding's per-user rate at ``rung_b`` sequences, rounded down to ten tokens/s."""
     rate = float(one(settings, concurrency=rung_b).base_tokens_per_s_per_sequence)
     return max(10.0, math.floor(rate / 10.0) * 10.0)
 
 
-def served(settings: Settings, target: float, drafters: tuple[str, ...]) -> dict[str, Served]:
+def served(settings: SiteSettings, target: float, drafters: tuple[str, ...]) -> dict[str, Served]:
     """Plain decoding and each drafter at the per-user ``target`` (tokens/s), on the ladder."""
     out: dict[str, Served] = {}
     for drafter in drafters:
@@ -52,7 +52,7 @@ def served(settings: Settings, target: float, drafters: tuple[str, ...]) -> dict
     return out
 
 
-def _values(settings: Settings, target: float) -> tuple[dict[str, Number], dict[str, Served]]:
+def _values(settings: SiteSettings, target: float) -> tuple[dict[str, Number], dict[str, Served]]:
     draft = settings.deployment.draft
     table = served(settings, target, (draft, "ngram"))
     values: dict[str, Number] = {"target": plain(target, 0), "draft": name(get_architecture(draft).name)}
@@ -110,13 +110,13 @@ LATENCY_LOW = {
 }
 
 
-def latency_high(settings: Settings) -> Said:
+def latency_high(settings: SiteSettings) -> Said:
     """Who serves most at a fast per-user target (plain decoding's rate at 8 sequences)."""
     values, table = _values(settings, latency_target(settings, HIGH_TARGET_RUNG))
     return claim("latency_high", _order(table, settings.deployment.draft), values, LATENCY_HIGH)
 
 
-def latency_low(settings: Settings) -> Said:
+def latency_low(settings: SiteSettings) -> Said:
     """Who serves most at a slower per-user target (plain decoding's rate at 64 sequences)."""
     values, table = _values(settings, latency_target(settings, LOW_TARGET_RUNG))
     return claim("latency_low", _order(table, settings.deployment.draft), values, LATENCY_LOW)
@@ -132,7 +132,7 @@ COUNTERS_B64 = {
 }
 
 
-def counters_b64(settings: Settings) -> Said:
+def counters_b64(settings: SiteSettings) -> Said:
     """vLLM's counters at 64 sequences against the speedup there."""
     d = one(settings, concurrency=64)
     values = {
@@ -167,7 +167,7 @@ ENGINES_VERDICT = {
 }
 
 
-def engines(settings: Settings) -> Said:
+def engines(settings: SiteSettings) -> Said:
     """The vLLM profile against the ideal model on the default ladder."""
     v = one(settings, concurrency=LADDER, engine="vllm").speedup
     i = one(settings, concurrency=LADDER, engine="ideal").speedup

@@ -6,13 +6,13 @@ from __future__ import annotations
 from sitebuild import figures_data_multigpu as multi
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import verdict
+from sitebuild.config import SiteSettings
 from sitebuild.figures_data import validation
 from sitebuild.numbers.text import name, percent, plain
 from sitebuild.paths import MEASUREMENTS
 from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary, load_measurements
-from specmodel.model.settings import Settings
 
 IDEAL_OPTIMISTIC = {
     "optimistic": "The ideal model is too optimistic: it predicts a larger speedup than measured on {over} of the "
@@ -22,7 +22,7 @@ IDEAL_OPTIMISTIC = {
 }
 
 
-def ideal_optimistic(settings: Settings) -> Said:
+def ideal_optimistic(settings: SiteSettings) -> Said:
     """On how many one-GPU rows the ideal model predicts more than was measured."""
     data = validation(settings, load_measurements(MEASUREMENTS))
     over = int((data["ideal_error"] > 0).sum())
@@ -45,12 +45,12 @@ MULTIGPU_WORST = {
 }
 
 
-def multigpu_tails(settings: Settings) -> Said:
+def multigpu_tails(settings: SiteSettings) -> Said:
     """The two engines' held-out errors on four GPUs, and the ideal model's worst row."""
     summaries = {e: error_summary(held_out_errors(multi.fitted(settings, e))) for e in ("ideal", "vllm")}
     data = multi.multigpu_validation(settings)
     held = data[(data["engine"] == "ideal") & ~data["fitted"]]
-    worst = held.loc[held["error"].abs().idxmax()]
+    worst = held.iloc[held["error"].abs().argmax()]
     medians = [summaries[e]["median"] for e in ("ideal", "vllm")]
     tails = [summaries[e]["max"] for e in ("ideal", "vllm")]
     median = "close" if abs(medians[0] - medians[1]) < 0.02 else "apart"

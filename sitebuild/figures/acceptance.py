@@ -6,19 +6,22 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sitebuild import theme as th
-from sitebuild.figures.common import SPEEDUP_HOVER, point_colors, sequences, slider, visibility_steps
+from sitebuild.config import ArticleDeployment
+from sitebuild.figures.common import SPEEDUP_HOVER, named_groups, point_colors, sequences, slider, visibility_steps
 from sitebuild.figures.placement import TITLE_LINE, X_BAND, legend_above, legend_below, narrow_below, set_narrow
-from specmodel.model.settings import Deployment
 
 
 def alpha_sweep(
-    data: pd.DataFrame, breakeven: dict[str, float], marks: dict[str, tuple[float, float]], deployment: Deployment
+    data: pd.DataFrame,
+    breakeven: dict[str, float],
+    marks: dict[str, tuple[float, float]],
+    deployment: ArticleDeployment,
 ) -> go.Figure:
     """Speedup vs alpha at one sequence for both draft models, with break-even alphas and
     the article's two marked points."""
     fig = th.base_figure()
     short = {}  # narrow screens: the break-even labels without the words, so that they do not overlap
-    for drafter, part in data.groupby("drafter", sort=False):
+    for drafter, part in named_groups(data, "drafter"):
         color = th.drafter_color(drafter, deployment)
         fig.add_trace(
             go.Scatter(
@@ -41,7 +44,9 @@ def alpha_sweep(
     legend_below(fig)
     title = {"xaxis.title.text": "acceptance rate alpha<br>(falling, 1 sequence, gamma 4)"}
     set_narrow(
-        fig, narrow_below(fig, 460, band=X_BAND + TITLE_LINE, **title, **short), [(edge, {"textposition": "top left"})]
+        fig,
+        narrow_below(fig, 460, band=X_BAND + TITLE_LINE, extra={**title, **short}),
+        [(edge, {"textposition": "top left"})],
     )
     return fig
 
@@ -64,7 +69,7 @@ def _breakeven_line(fig: go.Figure, a0: float, color: str) -> dict:
     return {f"annotations[{len(fig.layout.annotations) - 1}].text": f" {a0:.2f}"}
 
 
-def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: Deployment) -> list[int]:
+def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: ArticleDeployment) -> list[int]:
     """The article's marked points, as diamonds with their speedup; returns their indices:
     the narrow variant writes each value to the left of its diamond (the one by the right
     edge would be cut off, and centred values would run into each other)."""
@@ -88,32 +93,32 @@ def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: De
     return edge
 
 
-def _gamma_trace(data: pd.DataFrame, b: int, name: str, color: str, line: dict, size: int) -> go.Scatter:
-    """Speedup against gamma at ``b`` sequences, magenta where it loses."""
-    part = data[data["concurrency"] == b]
+def _gamma_trace(data: pd.DataFrame, batch: int, name: str, color: str, line: dict, size: int) -> go.Scatter:
+    """Speedup against gamma at ``batch`` sequences, magenta where it loses."""
+    part = data[data["concurrency"] == batch]
     return go.Scatter(
         x=part["gamma"], y=part["speedup"], mode="lines+markers", name=name, line={"color": color, **line},
         marker={"size": size, "color": point_colors(part["speedup"], color)},
-        hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{sequences([b])[0]}</extra>",
+        hovertemplate="gamma %{x}: " + SPEEDUP_HOVER + f"<extra>{sequences([batch])[0]}</extra>",
     )  # fmt: skip
 
 
-def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figure:
+def gamma_sweep(data: pd.DataFrame, fixed: tuple[int, int] = (1, 32), default: int = 64) -> go.Figure:
     """Speedup vs gamma at 1 and 32 sequences, plus a third curve chosen with a slider."""
     fig = th.base_figure(height=460)
     colors = {fixed[0]: th.ROLE_COLORS["draft"], fixed[1]: "#7c6bd6"}
-    for b in fixed:
-        fig.add_trace(_gamma_trace(data, b, sequences([b])[0], colors[b], {"width": 2.5}, 9))
+    for batch in fixed:
+        fig.add_trace(_gamma_trace(data, batch, sequences([batch])[0], colors[batch], {"width": 2.5}, 9))
     concurrencies = sorted(data["concurrency"].unique())
     first = len(fig.data)
-    for b in concurrencies:
-        chosen = f"chosen: {sequences([b])[0]}"
-        trace = _gamma_trace(data, b, chosen, th.NEUTRAL, {"width": 2, "dash": "dash"}, 8)
-        fig.add_trace(trace.update(visible=bool(b == default)))
+    for batch in concurrencies:
+        chosen = f"chosen: {sequences([batch])[0]}"
+        trace = _gamma_trace(data, batch, chosen, th.NEUTRAL, {"width": 2, "dash": "dash"}, 8)
+        fig.add_trace(trace.update(visible=bool(batch == default)))
     always = list(range(first)) + [len(fig.data)]
     th.reference_line(fig, 1.0, 1, int(data["gamma"].max()), at="right")
     groups = [[first + i] for i in range(len(concurrencies))]
-    steps = visibility_steps([str(b) for b in concurrencies], groups, always, "sequences")
+    steps = visibility_steps([str(batch) for batch in concurrencies], groups, always, "sequences")
     fig.update_layout(
         sliders=[slider(steps, concurrencies.index(default), "third curve, concurrent sequences: ")],
         xaxis={"title": "draft tokens per iteration (gamma)", "dtick": 1},
@@ -125,7 +130,7 @@ def gamma_sweep(data: pd.DataFrame, fixed=(1, 32), default: int = 64) -> go.Figu
     )
     legend_above(fig)
     prefix = {"sliders[0].currentvalue.prefix": "third curve, sequences: "}
-    set_narrow(fig, narrow_below(fig, 560, slider=True, **prefix))
+    set_narrow(fig, narrow_below(fig, 560, slider=True, extra=prefix))
     return fig
 
 
@@ -171,7 +176,7 @@ def per_position(data: pd.DataFrame, cut: float = 0.15) -> go.Figure:
     """Unconditional acceptance per draft position, falling vs same, with the 0.15 cut."""
     fig = th.base_figure(height=380)
     colors = {"falling": th.ROLE_COLORS["draft"], "same": "#7c6bd6"}
-    for profile, part in data.groupby("profile", sort=False):
+    for profile, part in named_groups(data, "profile"):
         fig.add_trace(
             go.Bar(
                 x=part["position"],
@@ -194,7 +199,7 @@ def per_position(data: pd.DataFrame, cut: float = 0.15) -> go.Figure:
         yaxis={"title": "share of iterations the guess is used", "range": [0, 1], "tickformat": ".0%"},
     )
     legend_below(fig)
-    set_narrow(fig, narrow_below(fig, 420, **{"annotations[0].text": f"cut gamma<br>below {cut:g}"}))
+    set_narrow(fig, narrow_below(fig, 420, extra={"annotations[0].text": f"cut gamma<br>below {cut:g}"}))
     return fig
 
 
@@ -223,5 +228,5 @@ def sampling(data: pd.DataFrame, trials: int) -> go.Figure:
     )
     legend_below(fig)
     # Narrow: the tokens slanted, so that "banana" clears its neighbours on any phone.
-    set_narrow(fig, narrow_below(fig, 400, **{"xaxis.tickangle": -30}))
+    set_narrow(fig, narrow_below(fig, 400, extra={"xaxis.tickangle": -30}))
     return fig

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
+
+import pandas as pd
 
 from sitebuild.figures.placement import GAP, SLIDER_TOP, X_BAND
 from sitebuild.theme import LOSS, NEUTRAL
@@ -19,7 +22,14 @@ IDEAL_SYMBOL = "triangle-up"
 
 def sequences(counts: Any) -> list[str]:
     """Hover text for concurrencies (``%{hovertext}``): ``1 sequence``, ``64 sequences``."""
-    return [plural(int(b), "sequence") for b in counts]
+    return [plural(int(batch), "sequence") for batch in counts]
+
+
+def named_groups(data: pd.DataFrame, column: str) -> Iterator[tuple[str, pd.DataFrame]]:
+    """``data.groupby(column, sort=False)`` over a column of names: each name (a ``str``, which
+    pandas' types cannot tell) with its rows, in the order the names first appear."""
+    for name, part in data.groupby(column, sort=False):
+        yield str(name), part
 
 
 def point_colors(speedup: Any, color: str) -> list[str]:
@@ -28,7 +38,9 @@ def point_colors(speedup: Any, color: str) -> list[str]:
     return [{"slower": LOSS, "even": NEUTRAL}.get(verdict(float(s)), color) for s in speedup]
 
 
-def visibility_steps(labels, groups, always, prefix) -> list[dict]:
+def visibility_steps(
+    labels: Sequence[str], groups: Sequence[Sequence[int]], always: Sequence[int], prefix: str
+) -> list[dict]:
     """Slider steps: step k shows the traces in ``groups[k]`` plus ``always``."""
     total = sum(len(g) for g in groups) + len(always)
     steps = []
@@ -40,7 +52,7 @@ def visibility_steps(labels, groups, always, prefix) -> list[dict]:
     return steps
 
 
-def slider(steps, active, prefix) -> dict:
+def slider(steps: list[dict], active: int, prefix: str) -> dict:
     """A slider under the x-axis title (its current value would otherwise cover the title)."""
     pad = {"t": X_BAND + GAP - SLIDER_TOP}
     return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "pad": pad, "x": 0, "len": 1}

@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
-from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences
+from sitebuild.config import ArticleDeployment
+from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, named_groups, point_colors, sequences
 from sitebuild.figures.placement import (
     TITLE_LINE,
     X_BAND,
@@ -18,24 +19,23 @@ from sitebuild.figures.placement import (
     sparse_ticks,
     stacked_domains,
 )
-from specmodel.model.settings import Deployment
 
 
 def roofline(data: pd.DataFrame) -> go.Figure:
     """The verify pass's memory and arithmetic time (top) and idle share (bottom) vs concurrency."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4])
     fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
-    b = data["concurrency"]
+    batch = data["concurrency"]
     # (column, scale, name, colour, hover text, row, extra style)
-    series = (
+    series: tuple[tuple[str, float, str, str, str, int, dict[str, str]], ...] = (
         ("memory_time", 1e3, "memory time", th.MEMORY, "%{y:.2f} ms moving bytes", 1, {}),
         ("compute_time", 1e3, "arithmetic time", th.COMPUTE, "%{y:.2f} ms of arithmetic", 1, {}),
         ("idle", 100, "tensor cores idle", th.IDLE, "idle %{y:.0f}% of the pass", 2, {"fill": "tozeroy"}),
     )
     for column, scale, name, color, hover, row, extra in series:
         trace = go.Scatter(
-            x=b, y=data[column] * scale, name=name, mode="lines", line={"color": color, "width": 2.5},
-            hovertext=sequences(b), hovertemplate="%{hovertext}: " + hover + "<extra></extra>", **extra,
+            x=batch, y=data[column] * scale, name=name, mode="lines", line={"color": color, "width": 2.5},
+            hovertext=sequences(batch), hovertemplate="%{hovertext}: " + hover + "<extra></extra>", **extra,
         )  # fmt: skip
         fig.add_trace(trace, row=row, col=1)
     ticks = th.log2_axis([2**i for i in range(11)])
@@ -46,19 +46,20 @@ def roofline(data: pd.DataFrame) -> go.Figure:
     legend_above(fig)
     narrow = {"xaxis2.title.text": "concurrent sequences<br>(gamma 4, context 2048)"}
     set_narrow(
-        fig, narrow_below(fig, 580, band=X_BAND + TITLE_LINE, **narrow, **sparse_ticks(ticks["tickvals"], axes=2))
+        fig,
+        narrow_below(fig, 580, band=X_BAND + TITLE_LINE, extra={**narrow, **sparse_ticks(ticks["tickvals"], axes=2)}),
     )
     return fig
 
 
-def arithmetic_bill(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
+def arithmetic_bill(data: pd.DataFrame, deployment: ArticleDeployment) -> go.Figure:
     """Arithmetic per output token vs gamma: simulated points and Theorem 3.11 lines."""
     fig = th.base_figure()
     styles = {
         "simulated": {"mode": "markers", "marker": {"size": 10}},
         "theorem": {"mode": "lines", "line": {"width": 2, "dash": "dot"}},
     }
-    for series, part in data.groupby("series", sort=False):
+    for series, part in named_groups(data, "series"):
         kind, drafter, profile = part[["kind", "drafter", "profile"]].iloc[0]
         # A theorem line takes the colour of the dots it explains: the same drafter under the
         # theorem's own assumption, the same acceptance at every position.
@@ -129,11 +130,11 @@ def memory_footprint(data: pd.DataFrame) -> go.Figure:
 FITS_NOTE = {True: "", False: "<br>does not fit in memory"}
 
 
-def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) -> go.Figure:
+def context_sweep(data: pd.DataFrame, concurrency: int, deployment: ArticleDeployment) -> go.Figure:
     """Speedup (top) and the drafter's share of wall clock (bottom) vs context."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
-    for drafter, part in data.groupby("drafter", sort=False):
+    for drafter, part in named_groups(data, "drafter"):
         color, label = th.drafter_color(drafter, deployment), th.drafter_label(drafter)
         # Open markers: the scenario does not fit in memory (as on the ladder).
         symbols = ["circle" if f else UNFIT_SYMBOL for f in part["fits"]]
@@ -177,7 +178,9 @@ def context_sweep(data: pd.DataFrame, concurrency: int, deployment: Deployment) 
     fig.update_yaxes(title_text="draft share", ticksuffix="%", range=[0, 100], row=2, col=1)
     legend_above(fig)
     title = f"prompt tokens ({concurrency} sequences)"
-    set_narrow(fig, narrow_below(fig, 650, **{"xaxis2.title.text": title, **sparse_ticks(sorted(x.unique()), axes=2)}))
+    set_narrow(
+        fig, narrow_below(fig, 650, extra={"xaxis2.title.text": title, **sparse_ticks(sorted(x.unique()), axes=2)})
+    )
     return fig
 
 
@@ -215,5 +218,5 @@ def head_costs(data: pd.DataFrame) -> go.Figure:
     legend_below(fig)
     short = [th.drafter_short_label(d) for d in data["drafter"]]
     narrow = {"xaxis.title.text": "GiB read per draft step", "yaxis.tickvals": labels, "yaxis.ticktext": short}
-    set_narrow(fig, narrow_below(fig, 380, **narrow))
+    set_narrow(fig, narrow_below(fig, 380, extra=narrow))
     return fig

@@ -3,14 +3,16 @@ engine."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from sitebuild import theme as th
+from sitebuild.config import ArticleDeployment
 from sitebuild.figures import placement as pl
 from sitebuild.figures.common import IDEAL_SYMBOL, SPEEDUP_HOVER, point_colors, sequences
-from specmodel.model.settings import Deployment
 
 #: How each engine's traces look: the article's ideal model dashed with triangles, the fitted
 #: engine solid with circles (open markers mean "does not fit" on every figure of the site).
@@ -66,11 +68,12 @@ def validation(data: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def engine_ladder(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
+def engine_ladder(data: pd.DataFrame, deployment: ArticleDeployment) -> go.Figure:
     """Speedup against concurrency for each drafter under the ideal model (dashed) and the
     vLLM profile (solid)."""
     fig = th.base_figure(height=440)
-    for (drafter, engine), part in data.groupby(["drafter", "engine"], sort=False):
+    for key, part in data.groupby(["drafter", "engine"], sort=False):
+        drafter, engine = cast(tuple[str, str], key)  # a key of two columns of names
         color, style = th.drafter_color(drafter, deployment), ENGINE_STYLE[engine]
         label = f"{th.drafter_label(drafter)}, {style['label']}"
         fig.add_trace(go.Scatter(
@@ -87,5 +90,5 @@ def engine_ladder(data: pd.DataFrame, deployment: Deployment) -> go.Figure:
                       yaxis={"title": "speedup over plain decoding", "ticksuffix": "x",
                              "range": [0, float(data["speedup"].max()) * 1.1]})  # fmt: skip
     pl.legend_above(fig)
-    pl.set_narrow(fig, pl.narrow_below(fig, 470, **pl.sparse_ticks(sorted(x.unique()))))
+    pl.set_narrow(fig, pl.narrow_below(fig, 470, extra=pl.sparse_ticks(sorted(x.unique()))))
     return fig

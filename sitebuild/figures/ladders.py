@@ -8,10 +8,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
+from sitebuild.config import ArticleDeployment
 from sitebuild.figures import placement as pl
 from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences, slider, visibility_steps
 from specmodel.formatting import EVEN_MARGIN, verdict
-from specmodel.model.settings import Deployment
 
 
 def _ladder_trace(
@@ -19,7 +19,7 @@ def _ladder_trace(
     drafter: str,
     context: int,
     visible: bool,
-    deployment: Deployment,
+    deployment: ArticleDeployment,
     showlegend: bool = True,
     where: str = "",
 ) -> go.Scatter:
@@ -56,7 +56,7 @@ def _ladder_trace(
     )
 
 
-def ladder(data: pd.DataFrame, deployment: Deployment, default_context: int = 2048) -> go.Figure:
+def ladder(data: pd.DataFrame, deployment: ArticleDeployment, default_context: int = 2048) -> go.Figure:
     """Speedup vs concurrency for each drafter, with a slider over context; open markers do
     not fit in memory."""
     fig = th.base_figure(height=480)
@@ -93,11 +93,11 @@ def ladder(data: pd.DataFrame, deployment: Deployment, default_context: int = 20
         },
     )
     pl.legend_above(fig)
-    pl.set_narrow(fig, pl.narrow_below(fig, 600, slider=True, **pl.sparse_ticks(sorted(x.unique()))))
+    pl.set_narrow(fig, pl.narrow_below(fig, 600, slider=True, extra=pl.sparse_ticks(sorted(x.unique()))))
     return fig
 
 
-def hardware_ladders(data: pd.DataFrame, deployment: Deployment, default_context: int = 2048) -> go.Figure:
+def hardware_ladders(data: pd.DataFrame, deployment: ArticleDeployment, default_context: int = 2048) -> go.Figure:
     """The ladder on several cards side by side (one panel each, shared speedup axis), with
     one slider over context for all panels; open markers do not fit on that card."""
     cards = list(dict.fromkeys(data["hardware"]))
@@ -181,13 +181,13 @@ def _map_traces(
     return [heatmap, contour, boxes]
 
 
-def breakeven_map(data: pd.DataFrame, deployment: Deployment, default: str | None = None) -> go.Figure:
+def breakeven_map(data: pd.DataFrame, deployment: ArticleDeployment, default: str | None = None) -> go.Figure:
     """Speedup at the best gamma over concurrency x context, per drafter (buttons), with the
     1.0x contour and the best gamma written in each cell."""
     fig = th.base_figure(height=520)
     default = default or deployment.draft
     drafters = list(dict.fromkeys(data["drafter"]))
-    xs = [str(b) for b in sorted(data["concurrency"].unique())]
+    xs = [str(batch) for batch in sorted(data["concurrency"].unique())]
     ys = [str(c) for c in sorted(data["context"].unique())]
     span = max(abs(float(np.log2(data["speedup"].min()))), abs(float(np.log2(data["speedup"].max()))))
     groups = []
@@ -226,7 +226,7 @@ def _map_narrow(fig: go.Figure, xs: list[str], groups: list[list[int]]) -> None:
     paths.update(
         {"updatemenus[0].pad.b": 8, "xaxis.tickvals": xs[::2], "xaxis.ticktext": xs[::2], "xaxis.tickangle": 0}
     )
-    narrow = pl.narrow_below(fig, height, top=top, band=pl.X_BAND + pl.GAP + COLORBAR, **paths)
+    narrow = pl.narrow_below(fig, height, top=top, band=pl.X_BAND + pl.GAP + COLORBAR, extra=paths)
     colorbar = {"orientation": "h", "x": 0, "xanchor": "left", "len": 1, "thickness": 10, "yanchor": "top"}
     colorbar["y"] = round(-(pl.X_BAND + pl.GAP) / (height - top - narrow["margin.b"]), 4)
     heatmap = {"textfont.size": 10, "colorbar.title.side": "top", **{f"colorbar.{k}": v for k, v in colorbar.items()}}

@@ -10,10 +10,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sitebuild import theme as th
+from sitebuild.config import ArticleDeployment
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import IDEAL_SYMBOL, SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences
+from sitebuild.figures.common import (
+    IDEAL_SYMBOL,
+    SPEEDUP_HOVER,
+    UNFIT_SYMBOL,
+    named_groups,
+    point_colors,
+    sequences,
+)
 from specmodel.model.drafters import drafter_kind
-from specmodel.model.settings import Deployment
 
 SPEEDUP_AXIS = "speedup over plain decoding"
 #: Ticks of the concurrency axis of side-by-side panels (every other power of two).
@@ -26,7 +33,7 @@ TREE_COLORS = ("#3b6fd8", "#d9822b", "#7c6bd6")
 MODEL_COLORS = ("#d9822b", "#3b6fd8")
 
 
-def drafter_color(drafter: str, deployment: Deployment) -> str:
+def drafter_color(drafter: str, deployment: ArticleDeployment) -> str:
     """A drafter's colour; a draft model outside the deployment's roles takes the draft's."""
     color = th.drafter_color(drafter, deployment)
     return th.ROLE_COLORS["draft"] if color == th.NEUTRAL and drafter_kind(drafter) == "model" else color
@@ -67,7 +74,7 @@ def _measured(part: pd.DataFrame, drafter: str, panel: str, color: str) -> go.Sc
 
 
 def panel_ladders(
-    curves: pd.DataFrame, deployment: Deployment, points: pd.DataFrame | None = None, height: int = 480
+    curves: pd.DataFrame, deployment: ArticleDeployment, points: pd.DataFrame | None = None, height: int = 480
 ) -> go.Figure:
     """Speedup against concurrency, one panel per value of ``panel`` (shared speedup axis),
     each drafter in its colour, open markers where the scenario does not fit; with the
@@ -117,7 +124,7 @@ def tree_ladder(data: pd.DataFrame) -> go.Figure:
         yaxis={"title": SPEEDUP_AXIS, "ticksuffix": "x", "range": [0, float(data["speedup"].max()) * 1.08]},
     )
     pl.legend_above(fig)
-    pl.set_narrow(fig, pl.narrow_below(fig, 500, **pl.sparse_ticks(sorted(x.unique()))))
+    pl.set_narrow(fig, pl.narrow_below(fig, 500, extra=pl.sparse_ticks(sorted(x.unique()))))
     return fig
 
 
@@ -125,7 +132,7 @@ def moe_weights(curves: pd.DataFrame, marks: pd.DataFrame) -> go.Figure:
     """Weights one pass reads against the token positions in it, for a mixture-of-experts and
     a dense model, with the plain step and the verify pass marked on each."""
     fig = th.base_figure(height=440)
-    for color, (model, part) in zip(MODEL_COLORS, curves.groupby("model", sort=False)):
+    for color, (model, part) in zip(MODEL_COLORS, named_groups(curves, "model")):
         experts = int(part["experts"].iloc[0])
         text = [
             f"{d:.1f} of {experts} experts per layer" if experts else "every weight" for d in part["distinct_experts"]
@@ -152,7 +159,7 @@ def moe_weights(curves: pd.DataFrame, marks: pd.DataFrame) -> go.Figure:
     )
     pl.legend_above(fig)
     title = {"xaxis.title.text": "token positions in the pass", "yaxis.title.text": "weights read (GiB)"}
-    pl.set_narrow(fig, pl.narrow_below(fig, 480, **title))
+    pl.set_narrow(fig, pl.narrow_below(fig, 480, extra=title))
     return fig
 
 

@@ -21,7 +21,8 @@ the figure when it is drawn under 600 px wide, and draws the figure as built abo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -140,15 +141,17 @@ def narrow_below(
     top: int = NARROW_TOP,
     band: int = X_BAND,
     plot: int | None = None,
-    **extra,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict:
     """The narrow variant's layout paths for a figure with its legend (and slider) under the
     plot: ``height`` px in all, or a plot ``plot`` px tall; ``top`` px over the plot;
     ``extra`` paths are added."""
     labels, grouped = legend_entries(fig)
     legend, legend_px = narrow_legend(labels, grouped) if labels else ({}, 0)
-    height = height or top + plot + bottom_px(legend_px, slider, band)
-    return {"height": height, **legend, **below(height, top, legend_px, slider, band), **extra}
+    if not height:
+        assert plot is not None, "a narrow layout needs the figure's height or its plot's"
+        height = top + plot + bottom_px(legend_px, slider, band)
+    return {"height": height, **legend, **below(height, top, legend_px, slider, band), **(extra or {})}
 
 
 def set_narrow(fig: go.Figure, layout: dict, traces: Iterable[tuple[Sequence[int], dict]] = ()) -> None:
@@ -157,7 +160,7 @@ def set_narrow(fig: go.Figure, layout: dict, traces: Iterable[tuple[Sequence[int
     trial = go.Figure(fig)
     apply(trial, layout)
     narrow: dict = {"layout": {k: _plain(v) for k, v in layout.items()}}
-    styles = [{"indices": list(indices), "style": style} for indices, style in traces]
+    styles: list[dict[str, Any]] = [{"indices": list(indices), "style": style} for indices, style in traces]
     for entry in styles:
         for i in entry["indices"]:
             for path, value in entry["style"].items():

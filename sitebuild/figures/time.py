@@ -9,9 +9,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sitebuild import theme as th
-from sitebuild.figures.common import UNFIT_SYMBOL, sequences
+from sitebuild.config import ArticleDeployment
+from sitebuild.figures.common import UNFIT_SYMBOL, named_groups, sequences
 from sitebuild.figures.placement import legend_below, narrow_below, set_narrow
-from specmodel.model.settings import Deployment
 from specmodel.model.timing import TIME_PARTS
 
 #: Each part's legend label and colour: the target's in blues and orange, the drafter's in
@@ -75,7 +75,7 @@ def time_breakdown(data: pd.DataFrame) -> go.Figure:
                   "color": th.NEUTRAL})  # fmt: skip
     legend_below(fig, band=104)  # two rows of tick labels (rung, plain or speculative) and the title
     narrow = {"xaxis.tickfont.size": 9, "xaxis.title.text": "sequences: plain, spec."}
-    set_narrow(fig, narrow_below(fig, 660, top=48, band=104, **narrow))
+    set_narrow(fig, narrow_below(fig, 660, top=48, band=104, extra=narrow))
     return fig
 
 
@@ -86,11 +86,11 @@ def _decade_ticks(low: float, high: float) -> dict:
     return {"tickvals": ticks, "ticktext": [f"{t:,.0f}" for t in ticks]}
 
 
-def latency_throughput(data: pd.DataFrame, targets: tuple[float, float], deployment: Deployment) -> go.Figure:
+def latency_throughput(data: pd.DataFrame, targets: tuple[float, float], deployment: ArticleDeployment) -> go.Figure:
     """Each user's token rate against the server's total, one line per configuration with a
     point per rung (open: does not fit), and the two per-user targets the article reads off."""
     fig = th.base_figure(height=480)
-    for series, part in data.groupby("series", sort=False):
+    for series, part in named_groups(data, "series"):
         drafter = part["drafter"].iloc[0]
         color = th.drafter_color(drafter, deployment) if drafter else th.NEUTRAL
         fits = part["fits"].to_numpy(dtype=bool)

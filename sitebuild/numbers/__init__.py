@@ -8,9 +8,9 @@ with its ``text`` and fails the build on an unknown name.
 
 from __future__ import annotations
 
+from sitebuild.config import SiteSettings
 from sitebuild.numbers import beyond, capacity, drafts, engines, gamma, lender, opening, pages
 from sitebuild.numbers.text import Number
-from specmodel.model.settings import Settings
 
 SECTIONS = (
     opening.numbers,
@@ -30,7 +30,7 @@ SECTIONS = (
 )
 
 
-def article_numbers(settings: Settings) -> dict[str, Number]:
+def article_numbers(settings: SiteSettings) -> dict[str, Number]:
     """Name -> number for the site's prose, for the deployment and constants of ``settings``."""
     out: dict[str, Number] = {}
     for section in SECTIONS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from sitebuild import figures_data_multigpu as multi
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER
 from sitebuild.numbers.text import Number, first_where, gib, name, percent, plain, times
 from specmodel.acceptance_fit import held_out_errors
@@ -18,7 +19,6 @@ from specmodel.measurements import error_summary
 from specmodel.model import architecture as arch
 from specmodel.model import experts, parallel
 from specmodel.model.scenario import DEFAULTS, ENGINES
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
 
 #: How the prose names each measured drafter in a number's key.
@@ -40,11 +40,11 @@ CARDS = {
 }
 
 
-def _series(settings: Settings) -> dict[str, multi.Series]:
+def _series(settings: SiteSettings) -> dict[str, multi.Series]:
     return multi.workload_series(settings)
 
 
-def measured_numbers(settings: Settings) -> dict[str, Number]:
+def measured_numbers(settings: SiteSettings) -> dict[str, Number]:
     """Llama-3-70B on four H100s: its memory, the all-reduce share of its verify pass, the
     fitted acceptance of the ShareGPT series and the model's ladder against the measurements."""
     series = _series(settings)
@@ -85,7 +85,7 @@ def measured_numbers(settings: Settings) -> dict[str, Number]:
     return n
 
 
-def card_numbers(settings: Settings) -> dict[str, Number]:
+def card_numbers(settings: SiteSettings) -> dict[str, Number]:
     """The measured deployment on H100 and MI300X: memory, the interconnect a group of N GPUs
     has, the all-reduce share of the verify pass, and the EAGLE head's speedup."""
     series = _series(settings)
@@ -121,7 +121,7 @@ def card_numbers(settings: Settings) -> dict[str, Number]:
     return n
 
 
-def tree_numbers(settings: Settings) -> dict[str, Number]:
+def tree_numbers(settings: SiteSettings) -> dict[str, Number]:
     """The chain and the trees of :data:`sitebuild.figures_data_multigpu.TREES`: their shapes,
     speedups at 1 and 64 sequences, tokens per verify pass and arithmetic."""
     data = multi.tree_ladder(settings)
@@ -140,14 +140,16 @@ def tree_numbers(settings: Settings) -> dict[str, Number]:
     return n
 
 
-def moe_numbers(settings: Settings) -> dict[str, Number]:
+def moe_numbers(settings: SiteSettings) -> dict[str, Number]:
     """The mixture of experts against the dense model: weights, experts a pass reads, speedups;
     and the larger mixture of experts on eight GPUs."""
     moe, dense = get_architecture(multi.MOE_TARGET), get_architecture(multi.DENSE_TARGET)
     assert moe.num_experts is not None and moe.num_experts_per_tok is not None
     gamma = int(DEFAULTS["gamma"])
     b1 = multi.moe_pass(settings, multi.MOE_TARGET, drafter=multi.MOE_DRAFT, concurrency=1)
-    distinct = experts.expected_distinct_experts(np.array([1, gamma + 1, 64]), moe.num_experts, moe.num_experts_per_tok)
+    distinct = np.asarray(
+        experts.expected_distinct_experts(np.array([1, gamma + 1, 64]), moe.num_experts, moe.num_experts_per_tok)
+    )
     n: dict[str, Number] = {
         "moe_name": name(moe.name), "dense_name": name(dense.name), "moe_tp": plain(multi.MOE_TP, 0),
         "moe_draft_name": name(get_architecture(multi.MOE_DRAFT).name),
@@ -169,7 +171,7 @@ def moe_numbers(settings: Settings) -> dict[str, Number]:
     return n
 
 
-def validation_numbers(settings: Settings) -> dict[str, Number]:
+def validation_numbers(settings: SiteSettings) -> dict[str, Number]:
     """The four-GPU measurements: how many, and each engine's errors on the held-out rows."""
     n: dict[str, Number] = {}
     for engine in ENGINES:

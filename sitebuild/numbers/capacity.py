@@ -3,13 +3,13 @@ claims, :mod:`sitebuild.claims.capacity`)."""
 
 from __future__ import annotations
 
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, gib, percent
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_hardware
 
 
-def numbers(settings: Settings) -> dict[str, Number]:
+def numbers(settings: SiteSettings) -> dict[str, Number]:
     """The memory a vLLM server may use on each of the deployment's GPUs, and the workspace."""
     c = settings.constants
     d = one(settings)

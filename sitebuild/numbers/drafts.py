@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, percent, plain, speedup_at, times
 from specmodel.formatting import GIB, KIB
 from specmodel.model import architecture as arch
 from specmodel.model import heads
 from specmodel.model.drafters import drafter_coefficients
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
 
 
-def numbers(settings: Settings) -> dict[str, Number]:
+def numbers(settings: SiteSettings) -> dict[str, Number]:
     """The target's weights."""
     return {"target_weights_gib": plain(arch.weight_bytes(get_architecture(settings.deployment.target)) / GIB)}
 
 
-def head_numbers(settings: Settings) -> dict[str, Number]:
+def head_numbers(settings: SiteSettings) -> dict[str, Number]:
     """The EAGLE heads and the MTP head: what one step reads, and their speedup at one sequence."""
     dep, fpp = settings.deployment, settings.constants.FLOPS_PER_PARAMETER
     t = get_architecture(dep.target)

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from sitebuild.config import SiteSettings
 from sitebuild.figures_data import validation
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, percent, plain
 from sitebuild.paths import MEASUREMENTS
 from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.scenario import ENGINES
-from specmodel.model.settings import Settings
 
 
-def numbers(settings: Settings) -> dict[str, Number]:
+def numbers(settings: SiteSettings) -> dict[str, Number]:
     """Errors of each engine on the measurements, the vLLM profile's constants, and the
     default ladder under each engine."""
     data = validation(settings, load_measurements(MEASUREMENTS))

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, percent, plain
 from specmodel.model import acceptance as acc
 from specmodel.model.scenario import DEFAULTS
-from specmodel.model.settings import Settings
 
 
-def numbers(settings: Settings) -> dict[str, Number]:
+def numbers(settings: SiteSettings) -> dict[str, Number]:
     """The i.i.d. closed form at the default alpha, and the falling profile's per-position
     acceptance (the gamma curves are claims, :mod:`sitebuild.claims.gamma`)."""
     alpha = DEFAULTS["alpha"]

@@ -3,16 +3,16 @@ and the arithmetic bill."""
 
 from __future__ import annotations
 
+from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, at, percent, plain, times
 from specmodel.model import acceptance as acc
 from specmodel.model import architecture as arch
 from specmodel.model.scenario import DEFAULTS
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
 
 
-def numbers(settings: Settings) -> dict[str, Number]:
+def numbers(settings: SiteSettings) -> dict[str, Number]:
     """The card's figures, the verify pass at 1 sequence, its idle share up the ladder, and
     Theorem 3.11 against the model's own FLOP counts."""
     dep, c = settings.deployment, settings.constants

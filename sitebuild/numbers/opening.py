@@ -3,16 +3,16 @@ arithmetic, and Algorithm 1 run."""
 
 from __future__ import annotations
 
+from sitebuild.config import SiteSettings
 from sitebuild.figures_data import SAMPLING_SEED, SAMPLING_TRIALS
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, name, plain, speedup_at, times
+from sitebuild.sampling import total_variation_distance, toy_demo
 from specmodel.model.scenario import default_scenario
-from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
-from specmodel.sampling import total_variation_distance, toy_demo
 
 
-def numbers(settings: Settings) -> dict[str, Number]:
+def numbers(settings: SiteSettings) -> dict[str, Number]:
     """Names of the deployment, the default scenario at one sequence, and the toy run of
     Algorithm 1."""
     dep = settings.deployment

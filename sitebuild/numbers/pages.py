@@ -4,16 +4,16 @@ article quotes from papers."""
 from __future__ import annotations
 
 import tomllib
-from importlib import resources
 
+from sitebuild.config import SiteSettings
 from sitebuild.figures_data import COMPARED_HARDWARE
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, name, plain
-from specmodel.model.settings import Settings
+from sitebuild.paths import LITERATURE
 from specmodel.model.specs import get_hardware
 
 
-def hardware_numbers(settings: Settings) -> dict[str, Number]:
+def hardware_numbers(settings: SiteSettings) -> dict[str, Number]:
     """The deployment's model pair on each card the hardware page compares, by card key."""
     n: dict[str, Number] = {}
     for card in COMPARED_HARDWARE:
@@ -27,10 +27,10 @@ def hardware_numbers(settings: Settings) -> dict[str, Number]:
     return n
 
 
-def literature_numbers(settings: Settings) -> dict[str, Number]:
-    """Figures quoted from papers, from specmodel/data/literature.toml (each with its
+def literature_numbers(settings: SiteSettings) -> dict[str, Number]:
+    """Figures quoted from papers, from sitebuild/data/literature.toml (each with its
     source), as ``paper_<key>``: speedups print as ``3.4x``, the rest as given."""
-    text = resources.files("specmodel.data").joinpath("literature.toml").read_text(encoding="utf-8")
+    text = LITERATURE.read_text(encoding="utf-8")
     out = {}
     for key, entry in tomllib.loads(text).items():
         value = float(entry["value"])

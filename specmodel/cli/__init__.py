@@ -26,7 +26,7 @@ from specmodel.cli.options import (
 )
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import DEFAULTS
-from specmodel.model.settings import Settings, current
+from specmodel.model.settings import Settings
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], str]] = {
     "point": commands.run_point,
@@ -37,7 +37,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], str]] = {
 
 
 def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
-    settings = settings or current()
+    settings = settings or Settings()
     parser = Parser(prog="specmodel", description="Roofline cost model of speculative decoding.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     point = sub.add_parser("point", help="evaluate one scenario")
@@ -118,8 +118,8 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
     advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
-def main(argv: list[str] | None = None) -> int:
-    settings = current()
+def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
+    settings = settings or Settings()
     try:
         args = build_parser(settings).parse_args(argv)
         text = COMMANDS[args.command](args, settings)

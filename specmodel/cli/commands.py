@@ -127,10 +127,11 @@ def check_sweep_output(out: Path) -> None:
 
 
 def run_sweep(args: argparse.Namespace, settings: Settings) -> str:
-    from specmodel.grid import sweep  # pandas is only needed here
+    from specmodel.grid import require_table_modules, sweep  # pandas is only needed here
 
     out: Path = args.out
     check_sweep_output(out)
+    require_table_modules(out.suffix)
     fields = {k: v for k, v in scenario_fields(args).items() if k not in ("concurrency", "context")}
     frame = sweep(settings=settings, **fields)
     try:
@@ -141,38 +142,34 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> str:
 
 
 def run_calibrate(args: argparse.Namespace, settings: Settings) -> str:
-    from specmodel.calibration import compare, load_table, markdown_table
+    from specmodel.calibration import compare, load_table, markdown_table, text_table
 
     compared = compare(load_table(args.table), settings)
-    if args.markdown:
-        return markdown_table(compared)
-    columns = ["concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "metric", "value", "model",
-               "relative_error", "within"]  # fmt: skip
-    return str(compared[columns].to_string(index=False))
+    return markdown_table(compared) if args.markdown else text_table(compared)
 
 
 def run_advise(args: argparse.Namespace, settings: Settings) -> str:
     from specmodel.vllm import advice_text, advise, speculative_config
+    from specmodel.vllm.counters import counters_summary, per_position_rate
     from specmodel.vllm.logs import load_log
-    from specmodel.vllm.metrics import counters_summary, per_position_rate
     from specmodel.vllm.prometheus import load_exposition
 
     if args.speculative_config is not None:
-        deployment = speculative_config.deployment_from_speculative_config(args.speculative_config)
+        served = speculative_config.served_drafter_from_config(args.speculative_config)
     else:
-        deployment = speculative_config.deployment_from_drafter(args.drafter, args.target)
-    deployment = dataclasses.replace(
-        deployment,
-        draft_tensor_parallel=args.draft_tensor_parallel or deployment.draft_tensor_parallel,
-        tree_topk=args.tree_topk or deployment.tree_topk,
-        verify_tokens=args.verify_tokens or deployment.verify_tokens,
+        served = speculative_config.served_drafter(args.drafter, args.target)
+    served = dataclasses.replace(
+        served,
+        draft_tensor_parallel=args.draft_tensor_parallel or served.draft_tensor_parallel,
+        tree_topk=args.tree_topk or served.tree_topk,
+        verify_tokens=args.verify_tokens or served.verify_tokens,
     )
     counters = load_log(args.log, "--log") if args.log is not None else load_exposition(args.metrics, "--metrics")
     advice = advise.advise(
         per_position_rate(counters),
         args.concurrency,
         args.context,
-        deployment,
+        served,
         args.hardware,
         args.target,
         settings,

@@ -1,1 +1,2 @@
-"""The data files: hardware, models, heads, literature figures and the calibration table, each with sources."""
+"""The data files, each number with its source: hardware, models, heads, engine profiles,
+public measurements and the calibration table."""

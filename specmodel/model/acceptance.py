@@ -13,13 +13,16 @@ assumption); ``falling`` has alpha r ** (j - 1) with r = FALLING_RATIO. Both are
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 import numpy.typing as npt
 
 from specmodel.model.types import FloatArray
 
-#: Acceptance profiles, in the order the article presents them.
-PROFILES = ("falling", "same")
+#: An acceptance profile's name, and the profiles in the order the article presents them.
+Profile = Literal["falling", "same"]
+PROFILES: tuple[str, ...] = get_args(Profile)
 
 
 def profile_ratio(profile: str, falling_ratio: float) -> float:
@@ -36,20 +39,18 @@ def _positions(gamma_max: int) -> np.ndarray:
     return np.arange(1, gamma_max + 1)
 
 
-def conditional_acceptance(
-    alpha: npt.ArrayLike, gamma: npt.ArrayLike, ratio: npt.ArrayLike, gamma_max: int | None = None
-) -> FloatArray:
-    """Conditional acceptance ``a_j = alpha r ** (j - 1)`` for j = 1..gamma.
+def conditional_from_per_position(per_position: npt.ArrayLike) -> FloatArray:
+    """Conditional acceptance ``a_j = u_j / u_{j-1}`` (``u_0 = 1``): the probability that guess
+    j is accepted given guesses 1..j-1 were, from the unconditional per-position rates u_j
+    (as vLLM reports them, each counted over every draft). 0 where ``u_{j-1} = 0`` (never
+    reached). The inverse of ``u_j = prod_{i<=j} a_i``.
 
-    Returns an array with a trailing axis of length ``gamma_max`` (default: max gamma),
-    zero beyond each scenario's own gamma.
-
-    >>> conditional_acceptance(0.5, 3, 1.0).tolist()
-    [0.5, 0.5, 0.5]
+    >>> conditional_from_per_position([0.8, 0.4, 0.0, 0.0]).tolist()
+    [0.8, 0.5, 0.0, 0.0]
     """
-    alpha, gamma, ratio = (np.asarray(x, dtype=float)[..., None] for x in (alpha, gamma, ratio))
-    j = _positions(int(gamma.max()) if gamma_max is None else gamma_max)
-    return np.where(j <= gamma, alpha * ratio ** (j - 1), 0.0)
+    u = np.asarray(per_position, dtype=float)
+    before = np.concatenate([np.ones(u.shape[:-1] + (1,)), u[..., :-1]], axis=-1)
+    return np.where(before > 0, u / np.where(before > 0, before, 1.0), 0.0)
 
 
 def per_position_acceptance(

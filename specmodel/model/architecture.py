@@ -243,7 +243,7 @@ def shared_weight_bytes(arch: Architecture) -> int:
     ``weight_bytes - L_moe E 3 D F_moe b`` (embeddings, attention, norms, dense MLPs, routers).
 
     Equal to :func:`weight_bytes` for a dense model. A pass of an MoE model reads this plus
-    the experts its tokens are routed to (:func:`specmodel.model.experts.expected_expert_bytes_read`).
+    the experts its tokens are routed to (:func:`specmodel.model.experts.routed_expert_bytes`).
 
     >>> from specmodel.model.specs import get_architecture
     >>> round(shared_weight_bytes(get_architecture("qwen3-30b-a3b")) / 2**30, 3)  # of 56.871 GiB

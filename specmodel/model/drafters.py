@@ -1,149 +1,207 @@
-"""Where draft tokens come from, and what one draft pass costs.
+"""Where draft tokens come from, and what drafting costs: each kind of drafter is a small
+object that prices its own passes.
 
-Three kinds of drafter, all selected by name:
+* a **draft model** (:class:`DraftModel`) from the catalogue (``qwen3-0.6b``,
+  ``llama-3.2-1b``, ...): a model of its own with its own weights and KV cache; it must share
+  the target's vocabulary and be smaller than the target;
+* a **head** (:class:`DraftHead`) from ``data/heads.toml`` (``eagle``, ``eagle-32k``,
+  ``mtp``): costed from its structure on the target's shape (:mod:`specmodel.model.heads`);
+  a head that fuses the features of several target layers (:class:`FusedHead`, EAGLE-3)
+  also reads its fused projection once per iteration;
+* ``ngram`` prompt lookup (:class:`NgramLookup`), which has no weights, no cache and no
+  FLOPs.
 
-* a **draft model** from the catalogue (``qwen3-0.6b``, ``llama-3.2-1b``, ...): a model of
-  its own with its own weights and KV cache; it must share the target's vocabulary and be
-  smaller than the target;
-* a **head** from ``data/heads.toml`` (``eagle``, ``eagle-32k``, ``mtp``): costed from its
-  structure on the target's shape (:mod:`specmodel.model.heads`);
-* ``ngram`` prompt lookup, which has no weights, no cache and no FLOPs.
+A drafter returns the coefficients of one draft step (:meth:`Drafter.step`), of what it
+reads once per iteration (:meth:`Drafter.once_per_iteration`), and the fixed terms an
+engine charges it (:meth:`Drafter.engine_terms`: time per step, CPU time per sequence, the
+share of iterations it drafts in). A tree of guesses is any of these drafting K candidates
+per step (the scenario's ``tree_topk``, :mod:`specmodel.model.layout`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from enum import StrEnum
+from functools import cache
 
 import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model import architecture as arch_
 from specmodel.model import heads as heads_
-from specmodel.model import roofline
+from specmodel.model.engines import EngineProfile, ngram_match_rate
+from specmodel.model.passes import PassCoefficients
 from specmodel.model.specs import Architecture, architecture_catalog, get_architecture
-from specmodel.model.types import FloatArray, Numeric, StrArray
-from specmodel.model.validation import compact
+from specmodel.model.types import FloatArray
 
 NGRAM = "ngram"
-KINDS = ("model", "head", "ngram")
 
-#: What the coefficients of a pass are: floats for one model, arrays for a grid of drafters.
-N_co = TypeVar("N_co", bound=Numeric, covariant=True)
+
+class DrafterKind(StrEnum):
+    """The kinds of drafter (each prices its passes and its engine terms its own way)."""
+
+    MODEL = "model"
+    HEAD = "head"
+    FUSED_HEAD = "fused_head"
+    NGRAM = "ngram"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DraftTerms:
+    """What an engine charges a drafter beyond its passes' roofline (SI units; arrays over the
+    scenarios that share the drafter and the engine)."""
+
+    step_s: float  #: fixed time per draft step (launches, scheduling)
+    lookup_s: float  #: CPU time per sequence per iteration of a drafter that drafts by lookup
+    drafting_share: FloatArray  #: share of iterations in which the drafter drafts at all
 
 
 @dataclass(frozen=True)
-class PassCoefficients(Generic[N_co]):
-    """What one forward pass of a model costs, per unit of its inputs (SI units).
+class Drafter:
+    """A drafter serving a target; subclasses price its passes and name its engine constants."""
 
-    ``weight_bytes`` is what a pass reads; ``resident_bytes`` is what the model adds to the
-    card's memory (they differ for a head that reads the target's LM head).
-    ``iteration_weight_bytes`` is what a drafter reads once per iteration rather than per pass
-    (EAGLE-3's fused projection), at 2 FLOPs per weight per sequence; ``kind`` is ``model``,
-    ``head`` or ``ngram`` (0, 1, 2 as numbers in a grid). ``layers``, ``kv_heads`` and
-    ``activation_bytes`` (one position's hidden state, D b bytes) are what tensor parallelism
-    needs: 2 L all-reduces of B Q D b bytes per pass, and the cache split by KV heads
-    (:mod:`specmodel.model.parallel`). A mixture-of-experts model's ``weight_bytes`` are the
-    weights every pass reads; it also reads ``expert_bytes`` (one expert in every MoE layer)
-    for each distinct expert its tokens route to, top ``experts_per_token`` of ``experts``
-    (:mod:`specmodel.model.experts`); 0, 1, 1 for a dense model."""
+    name: str
+    kind = DrafterKind.MODEL
 
-    weight_bytes: N_co
-    resident_bytes: N_co
-    kv_bytes_per_token: N_co
-    dense_flops_per_position: N_co
-    attention_flops_per_token: N_co
-    iteration_weight_bytes: N_co
-    iteration_flops_per_sequence: N_co
-    kind: N_co
-    layers: N_co
-    kv_heads: N_co
-    activation_bytes: N_co
-    expert_bytes: N_co
-    experts: N_co
-    experts_per_token: N_co
+    def step(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:
+        """One draft step: a forward pass over Q = K positions per sequence (K = 1 for a chain)."""
+        raise NotImplementedError
 
-    @classmethod
-    def of_model(
-        cls: type[PassCoefficients[Any]], arch: Architecture, flops_per_parameter: float
-    ) -> PassCoefficients[float]:
-        """A model of its own: holds all its weights; reads the shared ones every pass and the
-        experts its tokens route to."""
-        moe = arch_.is_moe(arch)
-        return cls(
-            float(arch_.shared_weight_bytes(arch)),
-            float(arch_.weight_bytes(arch)),
-            float(arch_.kv_cache_bytes_per_token(arch)),
-            float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
-            float(arch_.attention_flops_per_position_per_token(arch)),
-            0.0,
-            0.0,
-            float(KINDS.index("model")),
-            float(arch.num_hidden_layers),
-            float(arch.num_key_value_heads),
-            float(arch.hidden_size * arch.bytes_per_element),
-            float(arch_.moe_layer_count(arch) * arch_.expert_bytes(arch)) if moe else 0.0,
-            float(arch.num_experts or 1) if moe else 1.0,
-            float(arch.num_experts_per_tok or 1) if moe else 1.0,
+    def once_per_iteration(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:
+        """What the drafter reads once per iteration rather than per step (nothing by default)."""
+        return PassCoefficients.nothing()
+
+    def step_time(self, engine: EngineProfile) -> float:
+        """The engine's fixed time per draft step of this drafter."""
+        raise NotImplementedError
+
+    def engine_terms(self, engine: EngineProfile, first_acceptance: FloatArray) -> DraftTerms:
+        """The engine's fixed terms for this drafter, where the first guess is accepted with
+        per-iteration probability ``first_acceptance``: its step time, no lookup, and it
+        drafts in every iteration."""
+        share = np.ones(np.shape(first_acceptance))
+        return DraftTerms(step_s=self.step_time(engine), lookup_s=0.0, drafting_share=share)
+
+    @property
+    def label(self) -> str:
+        """The drafter's display name."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class DraftModel(Drafter):
+    """A model of its own drafting for the target."""
+
+    arch: Architecture
+    kind = DrafterKind.MODEL
+
+    def step(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:
+        return PassCoefficients.of_model(self.arch, flops_per_parameter)
+
+    def step_time(self, engine: EngineProfile) -> float:
+        return engine.draft_model_pass
+
+    @property
+    def label(self) -> str:
+        return self.arch.name
+
+
+@dataclass(frozen=True)
+class DraftHead(Drafter):
+    """A head on the target's hidden states: reads its own weights and the output head it scores
+    with at every step."""
+
+    head: heads_.Head
+    kind = DrafterKind.HEAD
+
+    def step_time(self, engine: EngineProfile) -> float:
+        return engine.head_pass_s
+
+    def step(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:
+        element_bytes = target.bytes_per_element
+        return PassCoefficients(
+            weight_bytes=float(heads_.head_parameters_read_per_step(self.head, target) * element_bytes),
+            resident_bytes=float(heads_.head_own_parameters(self.head, target) * element_bytes),
+            kv_bytes_per_token=float(heads_.head_kv_cache_bytes_per_token(self.head, target)),
+            dense_flops_per_position=float(
+                heads_.head_dense_flops_per_position(self.head, target, flops_per_parameter)
+            ),
+            attention_flops_per_token=float(heads_.head_attention_flops_per_position_per_token(self.head, target)),
+            layers=float(self.head.decoder_layers),
+            kv_heads=float(target.num_key_value_heads),
+            activation_bytes=float(target.hidden_size * element_bytes),
         )
 
-    @classmethod
-    def of_head(
-        cls: type[PassCoefficients[Any]], head: heads_.Head, target: Architecture, flops_per_parameter: float
-    ) -> PassCoefficients[float]:
-        """A draft head on ``target``: reads its own weights and the output head it scores with."""
-        b = target.bytes_per_element
-        read = heads_.head_parameters_read_per_step(head, target)
-        fused = heads_.head_fused_projection_parameters(head, target)
-        return cls(
-            float(read * b),
-            float(heads_.head_own_parameters(head, target) * b),
-            float(heads_.head_kv_cache_bytes_per_token(head, target)),
-            float(heads_.head_dense_flops_per_position(head, target, flops_per_parameter)),
-            float(heads_.head_attention_flops_per_position_per_token(head, target)),
-            float(fused * b),
-            float(flops_per_parameter * fused),
-            float(KINDS.index("head")),
-            float(head.decoder_layers),
-            float(target.num_key_value_heads),
-            float(target.hidden_size * b),
-            0.0,
-            1.0,
-            1.0,
+    @property
+    def label(self) -> str:
+        return self.head.name
+
+
+@dataclass(frozen=True)
+class FusedHead(DraftHead):
+    """A head that merges the hidden states of several target layers with a projection read once
+    per iteration (EAGLE-3), at ``flops_per_parameter`` FLOPs per weight per sequence."""
+
+    kind = DrafterKind.FUSED_HEAD
+
+    def step_time(self, engine: EngineProfile) -> float:
+        return engine.fused_head_pass
+
+    def once_per_iteration(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:
+        fused = heads_.head_fused_projection_parameters(self.head, target)
+        return PassCoefficients(
+            weight_bytes=float(fused * target.bytes_per_element),
+            resident_bytes=0.0,
+            kv_bytes_per_token=0.0,
+            dense_flops_per_position=float(flops_per_parameter * fused),
+            attention_flops_per_token=0.0,
+            layers=0.0,
+            kv_heads=1.0,
+            activation_bytes=0.0,
         )
 
-    @classmethod
-    def of_drafters(
-        cls: type[PassCoefficients[Any]], names: StrArray, target: str, flops_per_parameter: float
-    ) -> PassCoefficients[FloatArray]:
-        """The coefficients of each drafter in the array ``names``, as flat arrays of its size
-        (each distinct name looked up once, on the compact form of a broadcast grid)."""
-        small = compact(names)
-        distinct, index = np.unique(small.ravel(), return_inverse=True)
-        each = [drafter_coefficients(str(n), target, flops_per_parameter) for n in distinct]
-        index = np.broadcast_to(index.reshape(small.shape), np.shape(names)).ravel()
-        columns = {field: np.array([getattr(c, field) for c in each])[index] for field in cls.__dataclass_fields__}
-        return cls(**columns)
 
-    @classmethod
-    def nothing(cls: type[PassCoefficients[Any]]) -> PassCoefficients[float]:
-        """No pass at all (n-gram lookup)."""
-        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(KINDS.index("ngram")), 0.0, 1.0, 0.0, 0.0, 1.0, 1.0)
+@dataclass(frozen=True)
+class NgramLookup(Drafter):
+    """Prompt lookup: copies a continuation out of the prompt. No pass at all: its whole cost is
+    the engine's CPU time per sequence and iteration (:meth:`engine_terms`), and it drafts only
+    when the lookup finds a match."""
 
-    def flops_per_position(self, kv_length: Numeric) -> Numeric:
-        """FLOPs for one query position at KV length n (:func:`specmodel.model.roofline.flops_per_position`)."""
-        return roofline.flops_per_position(self.dense_flops_per_position, self.attention_flops_per_token, kv_length)
+    kind = DrafterKind.NGRAM
+
+    def step(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:
+        return PassCoefficients.nothing()
+
+    def step_time(self, engine: EngineProfile) -> float:
+        return 0.0
+
+    def engine_terms(self, engine: EngineProfile, first_acceptance: FloatArray) -> DraftTerms:
+        """No step; ``ngram_lookup_s`` of CPU per sequence per iteration; drafting in the share
+        of iterations whose lookup matches (:func:`specmodel.model.engines.ngram_match_rate`)."""
+        share = ngram_match_rate(first_acceptance, engine.ngram_matched_acceptance)
+        return DraftTerms(step_s=0.0, lookup_s=engine.ngram_lookup_s, drafting_share=np.asarray(share, dtype=float))
+
+    @property
+    def label(self) -> str:
+        return "n-gram lookup"
 
 
-def drafter_kind(name: str) -> str:
-    """``model``, ``head`` or ``ngram``; unknown names raise SpecModelError."""
+@cache
+def drafter_of(name: str) -> Drafter:
+    """The drafter called ``name`` (any target); an unknown name lists the known ones."""
     if name == NGRAM:
-        return "ngram"
-    if name in heads_.head_catalog():
-        return "head"
+        return NgramLookup(name)
+    head = heads_.head_catalog().get(name)
+    if head is not None:
+        return FusedHead(name, head) if head.fused_input_layers else DraftHead(name, head)
     if name in architecture_catalog():
-        return "model"
+        return DraftModel(name, get_architecture(name))
     raise SpecModelError(f"unknown drafter {name!r}; allowed: {', '.join(all_drafter_names())}")
+
+
+def drafter_kind(name: str) -> DrafterKind:
+    """The kind of drafter ``name``; unknown names raise SpecModelError."""
+    return drafter_of(name).kind
 
 
 def all_drafter_names() -> tuple[str, ...]:
@@ -169,13 +227,13 @@ def drafter_names(target: str) -> tuple[str, ...]:
     return (*draft_models_for(target), NGRAM, *heads_.head_catalog())
 
 
-def check_drafter(name: object, target: str, kinds: tuple[str, ...] = KINDS) -> str:
+def check_drafter(name: object, target: str, kinds: tuple[DrafterKind, ...] = tuple(DrafterKind)) -> str:
     """``name`` if it is a drafter of one of ``kinds`` for ``target``; else SpecModelError
     naming what is allowed."""
     allowed = [d for d in drafter_names(target) if drafter_kind(d) in kinds]
     if not isinstance(name, str) or name not in allowed:
         why = ""
-        if isinstance(name, str) and name in architecture_catalog() and "model" in kinds:
+        if isinstance(name, str) and name in architecture_catalog() and DrafterKind.MODEL in kinds:
             a, t = get_architecture(name), get_architecture(target)
             why = (
                 f" (a draft model must share the target's vocabulary, {t.vocab_size} tokens, and be smaller; "
@@ -186,21 +244,11 @@ def check_drafter(name: object, target: str, kinds: tuple[str, ...] = KINDS) -> 
 
 
 def drafter_coefficients(name: str, target: str, flops_per_parameter: float) -> PassCoefficients[float]:
-    """Pass coefficients of drafter ``name`` serving ``target`` (``flops_per_parameter``:
+    """Coefficients of one draft step of drafter ``name`` serving ``target`` (``flops_per_parameter``:
     ``FLOPS_PER_PARAMETER``)."""
-    kind = drafter_kind(name)
-    if kind == "ngram":
-        return PassCoefficients.nothing()
-    if kind == "head":
-        return PassCoefficients.of_head(heads_.head_catalog()[name], get_architecture(target), flops_per_parameter)
-    return PassCoefficients.of_model(get_architecture(name), flops_per_parameter)
+    return drafter_of(name).step(get_architecture(target), flops_per_parameter)
 
 
 def drafter_label(name: str) -> str:
     """A drafter's display name: the model's or head's name, or ``n-gram lookup``."""
-    kind = drafter_kind(name)
-    if kind == "ngram":
-        return "n-gram lookup"
-    if kind == "head":
-        return heads_.head_catalog()[name].name
-    return get_architecture(name).name
+    return drafter_of(name).label

@@ -8,9 +8,10 @@ real engine (``vllm``) adds, with few constants each with a physical meaning:
   pass: the target's (plus a share per sequence in it), a draft model's, a draft head's
   step (and its own for a head that fuses features of several target layers, EAGLE-3,
   whose step runs more kernels than its bytes say); the CPU time of an n-gram lookup per
-  sequence; and a fixed time per speculative iteration;
+  sequence; and a fixed time per speculative iteration (which of the drafter's constants
+  applies is the drafter's business: :meth:`specmodel.model.drafters.Drafter.engine_terms`);
 * a smooth rule for memory and arithmetic in one pass, ``(t_mem^p + t_flop^p)^(1/p)``
-  (:func:`combined_time`): the two overlap imperfectly, so a pass slows down as its
+  (:func:`specmodel.model.roofline.combined_time`): the two overlap imperfectly, so a pass slows down as its
   arithmetic grows long before it is compute-bound (``p = inf`` is the roofline's max);
 * its own achievable share of peak FLOP/s;
 * the n-gram lookup's match rate: vLLM drafts only when the lookup finds a match, and a pass
@@ -28,7 +29,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from specmodel.model.specs import load_catalog, lookup
+from specmodel.model.specs import load_catalog
 from specmodel.model.types import Numeric
 
 #: How B sequences run: a cohort that starts together and drains, or a steady batch.
@@ -82,44 +83,15 @@ class EngineProfile(BaseModel):
         a head's when the profile gives none."""
         return self.head_pass_s if self.fused_head_pass_s is None else self.fused_head_pass_s
 
-    def draft_pass_s(self, kind: str) -> float:
-        """Fixed time per draft pass of a drafter of ``kind`` (``model``, ``head``; 0 for ``ngram``,
-        whose cost is the lookup's); a fused head's is :attr:`fused_head_pass`."""
-        return {"model": self.draft_model_pass, "head": self.head_pass_s, "ngram": 0.0}[kind]
+    def compute_efficiency_or(self, default: float) -> float:
+        """The engine's achievable share of peak FLOP/s, or ``default`` (the settings') if it has none."""
+        return default if self.compute_efficiency is None else self.compute_efficiency
 
 
 @cache
 def engine_catalog() -> dict[str, EngineProfile]:
     """Every engine profile in ``data/engines.toml``, by key."""
     return load_catalog("engines.toml", EngineProfile)
-
-
-def get_engine(key: str) -> EngineProfile:
-    """The engine profile called ``key``; an unknown name lists the known ones."""
-    return lookup(engine_catalog(), key, "engine")
-
-
-def combined_time(memory_seconds: Numeric, compute_seconds: Numeric, overlap: Numeric) -> Numeric:
-    """Time of a pass whose memory traffic and arithmetic overlap imperfectly:
-    ``(t_mem^p + t_flop^p)^(1/p)`` with p = ``overlap``, the L^p norm of the two times. Its
-    limit p = inf is the roofline's ``max`` (Williams et al. 2009); p = 1 would be no overlap
-    at all. Never below the max, so it never makes a pass faster. Elementwise.
-
-    >>> combined_time(3.0, 4.0, 2.0), combined_time(3.0, 4.0, float("inf"))
-    (5.0, 4.0)
-    """
-    p = np.asarray(overlap, dtype=float)
-    if np.all(np.isinf(p)):
-        top = np.maximum(memory_seconds, compute_seconds)
-        return float(top) if np.ndim(top) == 0 else top
-    finite = np.where(np.isinf(p), 1.0, p)
-    m, c = np.asarray(memory_seconds, dtype=float), np.asarray(compute_seconds, dtype=float)
-    top = np.maximum(m, c)
-    safe = np.where(top > 0, top, 1.0)
-    # (m^p + c^p)^(1/p) = top ((m/top)^p + (c/top)^p)^(1/p): no overflow for large p.
-    smooth = safe * ((m / safe) ** finite + (c / safe) ** finite) ** (1.0 / finite)
-    out = np.where(np.isinf(p), top, np.where(top > 0, smooth, 0.0))
-    return float(out) if out.ndim == 0 else out
 
 
 def ngram_match_rate(first_acceptance: Numeric, matched_acceptance: Numeric | None) -> Numeric:

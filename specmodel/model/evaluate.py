@@ -14,24 +14,27 @@ decoding is one target pass (Q = 1) per token. Every pass reads the cache at len
 ``n = T + KV_READ_FRACTION x G`` and is priced once by :mod:`specmodel.model.passes`; the
 cohort of B sequences generating G tokens each is timed by :mod:`specmodel.model.cohort`.
 
-The settings (constants and deployment) are resolved here, once, and passed down.
+The settings (constants, deployment, engine profiles) are given by the caller (default:
+``Settings()``) and passed down.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from specmodel.model import acceptance as acc
-from specmodel.model import cohort, memory, parallel
-from specmodel.model.drafters import KINDS, PassCoefficients
-from specmodel.model.engines import ngram_match_rate
+from specmodel.model import cohort, memory
+from specmodel.model.drafters import Drafter, drafter_of
+from specmodel.model.engines import EngineProfile
 from specmodel.model.evaluation import Evaluation, arithmetic_ratio, concatenate, draft_share
-from specmodel.model.passes import PassPrice, kv_read_length, price_pass
+from specmodel.model.passes import PassCoefficients, PassPrice, kv_read_length, price_pass
 from specmodel.model.roofline import arithmetic_intensity
 from specmodel.model.scenario import Scenario, ScenarioGrid
-from specmodel.model.settings import Constants, Settings, current
+from specmodel.model.settings import Constants, Settings
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.timing import TIME_PARTS, EngineTerms, Passes, Timing, cohort_timing, steady_timing
 from specmodel.model.types import BoolArray, FloatArray, IntArray
@@ -42,7 +45,7 @@ def scenario_grid(
     scenario: Scenario | ScenarioGrid | None = None, settings: Settings | None = None, **fields: Any
 ) -> ScenarioGrid:
     """The broadcasting form of ``scenario`` (a record), or of ``fields`` (scalars or arrays)."""
-    settings = settings or current()
+    settings = settings or Settings()
     if isinstance(scenario, ScenarioGrid):
         if fields:
             raise TypeError("give a ScenarioGrid or fields, not both")
@@ -63,8 +66,8 @@ def evaluate(
     :class:`~specmodel.model.scenario.ScenarioGrid`, or the scenario's fields as keywords
     (scalars or arrays that broadcast: ``concurrency``, ``context``, ``gamma``, ``drafter``,
     ``acceptance``, ``alpha``, ``per_position``, ``generated_tokens``, ``hardware``,
-    ``target``). ``settings`` default to those in force (:func:`specmodel.using`); names
-    left out take the deployment's. Unknown names, drafters that cannot serve the target and
+    ``target``). ``settings`` (constants, deployment, engine profiles) default to
+    ``Settings()``; names left out take the deployment's. Unknown names, drafters that cannot serve the target and
     out-of-range values raise :class:`specmodel.SpecModelError` before anything is computed.
 
     >>> ev = evaluate()
@@ -73,7 +76,7 @@ def evaluate(
     >>> evaluate(concurrency=[1, 64]).speedup.round(2).tolist()
     [1.93, 0.89]
     """
-    settings = settings or current()
+    settings = settings or Settings()
     grid = scenario_grid(scenario, settings, **fields)
     split = grid.split_by_batching()
     if split is None:
@@ -158,36 +161,41 @@ def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tu
     return table, inverse.reshape(batch.shape)
 
 
-def _engine_terms(
-    grid: ScenarioGrid, kind: FloatArray, fused: BoolArray, settings: Settings
-) -> tuple[EngineTerms, FloatArray, FloatArray]:
-    """The engine's constants for each scenario (flat), its compute efficiency (NaN: the
-    settings'), and its n-gram matched first-token acceptance (NaN: always drafts). ``fused``
-    is true where the drafter is a head with a fused projection (EAGLE-3)."""
-    names, codes = factorize(grid.engine)
-    index = codes.ravel()
-    profiles = [settings.engine(str(n)) for n in names]
+@dataclass(frozen=True)
+class _Pairs:
+    """The grid's distinct (engine, drafter) pairs and each scenario's pair (flat), so that
+    every drafter prices its own passes and every engine states its own terms once per pair."""
 
-    def column(values: list[float]) -> FloatArray:
-        return np.asarray(values, dtype=float)[index]
+    engines: list[EngineProfile]
+    drafters: list[Drafter]
+    index: IntArray  #: each scenario's pair
 
-    kinds = [str(k) for k in KINDS]
-    by_kind = np.array([[prof.draft_pass_s(k) for k in kinds] for prof in profiles])[index, kind.astype(int)]
-    draft = np.where(fused, column([prof.fused_head_pass for prof in profiles]), by_kind)
-    is_ngram = kind == KINDS.index("ngram")
-    terms = EngineTerms(
-        target_pass=column([prof.target_pass_s for prof in profiles]),
-        sequence_pass=column([prof.sequence_pass_s for prof in profiles]),
-        draft_pass=draft,
-        ngram_lookup=np.where(is_ngram, column([prof.ngram_lookup_s for prof in profiles]), 0.0),
-        iteration=column([prof.iteration_s for prof in profiles]),
-        overlap=column([prof.overlap for prof in profiles]),
-    )
-    efficiency = column([np.nan if prof.compute_efficiency is None else prof.compute_efficiency for prof in profiles])
-    matched = column(
-        [np.nan if prof.ngram_matched_acceptance is None else prof.ngram_matched_acceptance for prof in profiles]
-    )
-    return terms, efficiency, np.where(is_ngram, matched, np.nan)
+    @classmethod
+    def of(cls, grid: ScenarioGrid, settings: Settings) -> _Pairs:
+        engine, drafter = np.broadcast_arrays(compact(grid.engine), compact(grid.drafter))
+        keys = np.char.add(np.char.add(engine.astype(str), "\n"), drafter.astype(str))
+        names, codes = factorize(keys)
+        pairs = [str(n).split("\n") for n in names]
+        index = np.broadcast_to(codes.reshape(engine.shape), grid.shape).ravel()
+        return cls([settings.engine(e) for e, _ in pairs], [drafter_of(d) for _, d in pairs], index)
+
+    def column(self, value: Callable[[EngineProfile, Drafter], float]) -> FloatArray:
+        """``value(engine, drafter)`` of each scenario's pair (flat)."""
+        return np.array([value(e, d) for e, d in zip(self.engines, self.drafters)], dtype=float)[self.index]
+
+    def coefficients(self, value: Callable[[Drafter], PassCoefficients[float]]) -> PassCoefficients[FloatArray]:
+        """Pass coefficients of each scenario's drafter (flat)."""
+        return PassCoefficients.gathered([value(d) for d in self.drafters], self.index)
+
+    def draft_terms(self, first_acceptance: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each scenario's (step time, lookup time, drafting share), as its drafter says its
+        engine charges it (:meth:`specmodel.model.drafters.Drafter.engine_terms`; flat)."""
+        step, lookup, share = np.zeros(self.index.shape), np.zeros(self.index.shape), np.ones(self.index.shape)
+        for i, (engine, drafter) in enumerate(zip(self.engines, self.drafters)):
+            mine = self.index == i
+            terms = drafter.engine_terms(engine, first_acceptance[mine])
+            step[mine], lookup[mine], share[mine] = terms.step_s, terms.lookup_s, terms.drafting_share
+        return step, lookup, share
 
 
 def _evaluate(
@@ -195,57 +203,64 @@ def _evaluate(
 ) -> Evaluation:
     """The model proper, on a validated grid (see :func:`evaluate`); computed on flat arrays."""
     shape, c = grid.shape, settings.constants
-    hw = get_hardware(grid.hardware)
-    tgt = PassCoefficients.of_model(get_architecture(grid.target), c.FLOPS_PER_PARAMETER)
-    dc = PassCoefficients.of_drafters(grid.drafter, grid.target, c.FLOPS_PER_PARAMETER)
-    b, t, g = (x.ravel().astype(float) for x in (grid.concurrency, grid.context, grid.gamma))
+    hw, target = get_hardware(grid.hardware), get_architecture(grid.target)
+    fpp = c.FLOPS_PER_PARAMETER
+    pairs = _Pairs.of(grid, settings)
+    tgt = PassCoefficients.of_model(target, fpp)
+    step = pairs.coefficients(lambda d: d.step(target, fpp))
+    once = pairs.coefficients(lambda d: d.once_per_iteration(target, fpp))
+    batch, t, g = (x.ravel().astype(float) for x in (grid.concurrency, grid.context, grid.gamma))
     small_u = compact(per_position)
     first = np.broadcast_to(small_u[..., 0], shape).ravel()
     generated = grid.generated_tokens
-    terms, efficiency, matched = _engine_terms(grid, dc.kind, dc.iteration_weight_bytes > 0, settings)
-    eta = np.where(np.isnan(efficiency), c.COMPUTE_EFFICIENCY, efficiency)
-    match = np.where(np.isnan(matched), 1.0, ngram_match_rate(first, np.where(np.isnan(matched), 1.0, matched)))
+    draft_step, lookup, match = pairs.draft_terms(first)
+    terms = EngineTerms(
+        target_pass=pairs.column(lambda e, d: e.target_pass_s),
+        sequence_pass=pairs.column(lambda e, d: e.sequence_pass_s),
+        draft_pass=draft_step,
+        lookup=lookup,
+        iteration=pairs.column(lambda e, d: e.iteration_s),
+        overlap=pairs.column(lambda e, d: e.overlap),
+    )
+    eta = pairs.column(lambda e, d: e.compute_efficiency_or(c.COMPUTE_EFFICIENCY))
     gpus, draft_gpus, topk, verified = (
         x.ravel().astype(float)
         for x in (grid.tensor_parallel, grid.draft_tensor_parallel, grid.tree_topk, grid.verify_tokens)
     )
     positions = 1 + match * (verified - 1)
     n = kv_read_length(t, generated, c.KV_READ_FRACTION)
-    fused = PassCoefficients(
-        dc.iteration_weight_bytes, 0.0, 0.0, dc.iteration_flops_per_sequence, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0,
-        0.0, 1.0, 1.0,
-    )  # fmt: skip
+    me = c.MEMORY_EFFICIENCY
     passes = Passes(
-        price_pass(tgt, n, positions, hw, c, eta, gpus),
-        price_pass(dc, n, topk, hw, c, eta, draft_gpus),
-        price_pass(tgt, n, 1, hw, c, eta, gpus),
-        price_pass(fused, n, 1, hw, c, eta, draft_gpus),
+        verify=price_pass(tgt, n, positions, hw, me, eta, gpus),
+        draft=price_pass(step, n, topk, hw, me, eta, draft_gpus),
+        plain=price_pass(tgt, n, 1, hw, me, eta, gpus),
+        once=price_pass(once, n, 1, hw, me, eta, draft_gpus),
     )
     tokens_per_iteration = np.broadcast_to(acc.expected_tokens_per_iteration(small_u), shape).ravel()
-    timing = _timing(grid, passes, terms, pmf, rows.ravel(), b, g, t, tokens_per_iteration, tgt)
+    timing = _timing(grid, passes, terms, pmf, rows.ravel(), batch, g, t, tokens_per_iteration, tgt)
     # The readouts' verify pass scores all V positions (gamma + 1 for a chain); timing uses the mean Q.
-    verify = price_pass(tgt, n, verified, hw, c, eta, gpus)
+    verify = price_pass(tgt, n, verified, hw, me, eta, gpus)
     flat = {
-        **_throughputs(timing, b, generated, tokens_per_iteration, positions),
+        **_throughputs(timing, batch, generated, tokens_per_iteration, positions),
         "arithmetic_ratio": arithmetic_ratio(
             timing.iterations, positions, g * topk, verify.position_flops, passes.draft.position_flops, generated
         ),
-        **_pass_readouts(verify, passes, b, tgt, dc),
+        **_pass_readouts(verify, passes, batch, tgt, step),
         "alpha": grid.alpha.ravel().astype(float),
         "ngram_match_rate": match,
-        **_capacity(tgt, dc, b, t, generated, hw.memory_capacity.value, c, gpus, draft_gpus),
+        **_capacity(tgt, step, batch, t, generated, hw.memory_capacity.value, c, gpus, draft_gpus),
     }
     out = {k: np.reshape(v, shape + np.shape(v)[1:]) for k, v in flat.items()}
     return Evaluation(**out, per_position=per_position, generated_tokens=generated)
 
 
 def _throughputs(
-    timing: Timing, b: FloatArray, generated: int, tokens_per_iteration: FloatArray, positions: FloatArray
+    timing: Timing, batch: FloatArray, generated: int, tokens_per_iteration: FloatArray, positions: FloatArray
 ) -> dict[str, Any]:
     """Speedup, throughputs, draft share and vLLM's throughput counters (flat)."""
     spec_time, base_time = timing.spec_seconds, timing.base_seconds
-    output_tokens = b * generated
-    drafts_per_s = b * timing.iterations / spec_time
+    output_tokens = batch * generated
+    drafts_per_s = batch * timing.iterations / spec_time
     return {
         "speedup": base_time / spec_time,
         "spec_tokens_per_s": output_tokens / spec_time,
@@ -263,28 +278,28 @@ def _throughputs(
 
 
 def _pass_readouts(
-    verify: PassPrice, passes: Passes, b: FloatArray, tgt: PassCoefficients[float], dc: PassCoefficients[FloatArray]
+    verify: PassPrice, passes: Passes, batch: FloatArray, tgt: PassCoefficients[float], dc: PassCoefficients[FloatArray]
 ) -> dict[str, Any]:
     """The full-batch verify, plain and draft passes, and the models' weights and caches (flat)."""
     return {
-        "verify_idle": verify.idle(b),
-        "verify_bytes": verify.bytes(b),
-        "verify_flops": verify.flops(b),
-        "verify_memory_time": verify.memory_time(b),
-        "verify_compute_time": verify.compute_time(b),
-        "verify_allreduce_time": np.broadcast_to(verify.comm_time(b), b.shape),
-        "verify_weights_read_bytes": np.broadcast_to(verify.weights_read(b), b.shape),
-        "plain_weights_read_bytes": np.broadcast_to(passes.plain.weights_read(b), b.shape),
-        "verify_communication_share": verify.comm_time(b) / verify.time(b),
-        "plain_compute_time": passes.plain.compute_time(b),
-        "plain_intensity": arithmetic_intensity(passes.plain.flops(b), passes.plain.bytes(b)),
-        "draft_step_bytes": passes.draft.bytes(b),
-        "target_weight_bytes": np.full(b.shape, tgt.resident_bytes),
+        "verify_idle": verify.idle(batch),
+        "verify_bytes": verify.bytes(batch),
+        "verify_flops": verify.flops(batch),
+        "verify_memory_time": verify.memory_time(batch),
+        "verify_compute_time": verify.compute_time(batch),
+        "verify_allreduce_time": np.broadcast_to(verify.comm_time(batch), batch.shape),
+        "verify_weights_read_bytes": np.broadcast_to(verify.weights_read(batch), batch.shape),
+        "plain_weights_read_bytes": np.broadcast_to(passes.plain.weights_read(batch), batch.shape),
+        "verify_communication_share": verify.comm_time(batch) / verify.time(batch),
+        "plain_compute_time": passes.plain.compute_time(batch),
+        "plain_intensity": arithmetic_intensity(passes.plain.flops(batch), passes.plain.bytes(batch)),
+        "draft_step_bytes": passes.draft.bytes(batch),
+        "target_weight_bytes": np.full(batch.shape, tgt.resident_bytes),
         "target_weight_bytes_per_gpu": tgt.resident_bytes / verify.shards,
-        "target_kv_bytes_per_token_per_gpu": tgt.kv_bytes_per_token * verify.kv_share,
+        "target_kv_bytes_per_token_per_gpu": tgt.kv_bytes_per_token_per_gpu(verify.shards),
         "draft_weight_bytes": dc.weight_bytes,
         "draft_weight_fraction": dc.weight_bytes / tgt.resident_bytes,
-        "target_kv_bytes_per_token": np.full(b.shape, tgt.kv_bytes_per_token),
+        "target_kv_bytes_per_token": np.full(batch.shape, tgt.kv_bytes_per_token),
         "draft_kv_bytes_per_token": dc.kv_bytes_per_token,
         "draft_kv_fraction": dc.kv_bytes_per_token / tgt.kv_bytes_per_token,
     }
@@ -296,7 +311,7 @@ def _timing(
     terms: EngineTerms,
     pmf: FloatArray,
     rows: IntArray,
-    b: FloatArray,
+    batch: FloatArray,
     g: FloatArray,
     t: FloatArray,
     tokens_per_iteration: FloatArray,
@@ -305,37 +320,44 @@ def _timing(
     """Cohort timing where the batching is ``cohort``, steady where it is ``steady`` (flat)."""
     generated = grid.generated_tokens
     steady = grid.batching.ravel() == "steady"
-    out = {name: np.empty(b.shape) for name in ("spec_seconds", "base_seconds", "draft_seconds", "iterations")}
-    out.update({name: np.empty(b.shape + (len(TIME_PARTS),)) for name in ("spec_parts", "base_parts")})
+    out = {name: np.empty(batch.shape) for name in ("spec_seconds", "base_seconds", "draft_seconds", "iterations")}
+    out.update({name: np.empty(batch.shape + (len(TIME_PARTS),)) for name in ("spec_parts", "base_parts")})
     if steady.any():
-        part = _take(steady, passes, terms)
-        prefill = tgt.flops_per_position(t[steady] / 2)
+        rows_ = _selected(steady)
+        part = _take(rows_, passes, terms)
+        prefill = tgt.flops_per_position(t[rows_] / 2)
         done = steady_timing(
             part[0],
             part[1],
-            g[steady],
-            b[steady],
+            g[rows_],
+            batch[rows_],
             generated,
-            tokens_per_iteration[steady],
+            tokens_per_iteration[rows_],
             np.asarray(prefill, dtype=float),
-            t[steady] / generated,
+            t[rows_] / generated,
         )
         for name in out:
-            out[name][steady] = getattr(done, name)
+            out[name][rows_] = getattr(done, name)
     if (~steady).any():
-        cohort_rows = ~steady
-        needed, local = np.unique(rows[cohort_rows], return_inverse=True)
+        rows_ = _selected(~steady)
+        needed, local = np.unique(rows[rows_], return_inverse=True)
         survival = cohort.iteration_survival(pmf[needed], generated)  # only the cohort's acceptance rows
         iterations = cohort.expected_iterations(survival)[local]
-        table, row = _cohort_table(survival, local, b[cohort_rows])
-        part = _take(cohort_rows, passes, terms)
-        done = cohort_timing(table, row, part[0], part[1], g[cohort_rows], b[cohort_rows], generated, iterations)
+        table, row = _cohort_table(survival, local, batch[rows_])
+        part = _take(rows_, passes, terms)
+        done = cohort_timing(table, row, part[0], part[1], g[rows_], batch[rows_], generated, iterations)
         for name in out:
-            out[name][cohort_rows] = getattr(done, name)
+            out[name][rows_] = getattr(done, name)
     return Timing(**out)
 
 
-def _take(mask: Any, passes: Passes, terms: EngineTerms) -> tuple[Passes, EngineTerms]:
+def _selected(mask: BoolArray) -> BoolArray | slice:
+    """``mask`` as an index of the flat arrays: every row as a slice (views, no copies) when the
+    mask selects them all, as it does when a grid's batching is one value."""
+    return slice(None) if mask.all() else mask
+
+
+def _take(mask: BoolArray | slice, passes: Passes, terms: EngineTerms) -> tuple[Passes, EngineTerms]:
     """The passes and engine terms of the scenarios selected by ``mask`` (flat)."""
 
     def part(x: Any) -> Any:
@@ -345,7 +367,7 @@ def _take(mask: Any, passes: Passes, terms: EngineTerms) -> tuple[Passes, Engine
         return PassPrice(**{f: part(getattr(pp, f)) for f in pp.__dataclass_fields__})
 
     return (
-        Passes(*(price(getattr(passes, f)) for f in ("verify", "draft", "plain", "fused"))),
+        Passes(*(price(getattr(passes, f)) for f in ("verify", "draft", "plain", "once"))),
         EngineTerms(**{f: part(getattr(terms, f)) for f in terms.__dataclass_fields__}),
     )
 
@@ -353,7 +375,7 @@ def _take(mask: Any, passes: Passes, terms: EngineTerms) -> tuple[Passes, Engine
 def _capacity(
     tgt: PassCoefficients[float],
     dc: PassCoefficients[FloatArray],
-    b: FloatArray,
+    batch: FloatArray,
     t: FloatArray,
     generated: int,
     capacity: float,
@@ -365,17 +387,17 @@ def _capacity(
     (1/N; cache by KV heads), the drafter's (1/N_d: on one GPU, all of it), and the
     workspace, against the card's usable memory (:mod:`specmodel.model.memory`)."""
     usable = memory.usable_memory(capacity, c.GPU_MEMORY_UTILIZATION)
-    target_kv = tgt.kv_bytes_per_token * parallel.kv_share_per_gpu(tgt.kv_heads, gpus)
-    draft_kv = dc.kv_bytes_per_token * parallel.kv_share_per_gpu(np.maximum(dc.kv_heads, 1.0), draft_gpus)
+    target_kv = tgt.kv_bytes_per_token_per_gpu(gpus)
+    draft_kv = dc.kv_bytes_per_token_per_gpu(draft_gpus)
     target_weights = tgt.resident_bytes / gpus
     weights, kv = target_weights + dc.resident_bytes / draft_gpus, target_kv + draft_kv
-    hbm = memory.memory_required(weights, kv, b, t, generated, c.WORKSPACE_BYTES)
+    hbm = memory.memory_required(weights, kv, batch, t, generated, c.WORKSPACE_BYTES)
     plain = memory.max_concurrency(usable, target_weights, target_kv, t, generated, c.WORKSPACE_BYTES)
     return {
         "memory_required_bytes": hbm,
-        "usable_memory_bytes": np.broadcast_to(np.asarray(usable, dtype=float), b.shape),
+        "usable_memory_bytes": np.broadcast_to(np.asarray(usable, dtype=float), batch.shape),
         "fits": hbm <= usable,
         "max_concurrency": memory.max_concurrency(usable, weights, kv, t, generated, c.WORKSPACE_BYTES),
-        "max_concurrency_without_draft": np.broadcast_to(np.asarray(plain, dtype=float), b.shape),
+        "max_concurrency_without_draft": np.broadcast_to(np.asarray(plain, dtype=float), batch.shape),
         "tensor_parallel": gpus,
     }

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from specmodel.model import architecture as arch_
-from specmodel.model.specs import Architecture
 from specmodel.model.types import Numeric
 
 
@@ -53,22 +51,21 @@ def expected_distinct_experts(tokens: Numeric, experts: Numeric, experts_per_tok
     return e * (1.0 - np.power(1.0 - k / e, n))
 
 
-def expected_expert_bytes_read(arch: Architecture, tokens: Numeric) -> Numeric:
-    """Expected bytes of expert weights one forward pass over ``tokens`` token positions reads:
-    ``L_moe x E[distinct experts] x 3 D F_moe b`` (B).
+def routed_expert_bytes(
+    expert_bytes: Numeric, tokens: Numeric, experts: Numeric, experts_per_token: Numeric
+) -> Numeric:
+    """Expected bytes of routed expert weights one forward pass over ``tokens`` token positions
+    reads: ``e x E[distinct experts]``, with e = ``expert_bytes`` the bytes of one expert in
+    every MoE layer, ``L_moe 3 D F_moe b`` (:func:`specmodel.model.passes.PassCoefficients.of_model`).
 
     Each MoE layer reads every expert that one of the pass's positions is routed to, once
     (:func:`expected_distinct_experts`, which assumes uniform top-k routing, independent across
     all the pass's positions, whatever sequence they belong to; each layer's routing is
-    counted alike). Add :func:`specmodel.model.architecture.shared_weight_bytes` for the whole
-    pass's weight traffic. 0 for a dense model, whose MLP weights are in the shared bytes.
+    counted alike). Add the shared bytes
+    (:func:`specmodel.model.architecture.shared_weight_bytes`) for the whole pass's weight
+    traffic; 0 for a dense model (e = 0), whose MLP weights are in the shared bytes.
 
-    >>> from specmodel.model.specs import get_architecture
-    >>> m = get_architecture("qwen3-30b-a3b")
-    >>> float(expected_expert_bytes_read(m, 1)) == 48 * 8 * 3 * 2048 * 768 * 2
+    >>> float(routed_expert_bytes(48 * 3 * 2048 * 768 * 2, 1, 128, 8)) == 48 * 8 * 3 * 2048 * 768 * 2
     True
     """
-    if arch.num_experts is None or arch.num_experts_per_tok is None:  # a dense model
-        return np.zeros_like(np.asarray(tokens, dtype=np.float64))
-    distinct = expected_distinct_experts(tokens, arch.num_experts, arch.num_experts_per_tok)
-    return arch_.moe_layer_count(arch) * distinct * arch_.expert_bytes(arch)
+    return expert_bytes * expected_distinct_experts(tokens, experts, experts_per_token)

@@ -18,19 +18,27 @@ from typing import Any
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.drafters import drafter_kind
+from specmodel.model.drafters import DrafterKind, drafter_kind
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.types import IntArray
-from specmodel.model.validation import check_integer, compact
+from specmodel.model.validation import check_integer, compact, map_names
 
-#: Largest tensor-parallel degree a scenario may ask for (a card's own limit is lower).
-MAX_TENSOR_PARALLEL = 64
 #: Most candidates per depth of a tree draft.
 MAX_TREE_TOPK = 16
 
 
-def _divisors(heads: int, limit: int) -> list[int]:
-    return [n for n in range(1, limit + 1) if heads % n == 0]
+def allowed_tensor_parallel(hardware: str, target: str, degrees: Any = None) -> tuple[int, ...]:
+    """The tensor-parallel degrees N (of ``degrees``; default 1 to the card's limit) that
+    ``target`` may be split over on ``hardware``: at most the card's largest tensor-parallel
+    group (its interconnect) and dividing the target's attention heads (vLLM's rule).
+
+    >>> allowed_tensor_parallel("h100-sxm", "qwen3-8b")
+    (1, 2, 4, 8)
+    """
+    limit = int(get_hardware(hardware).interconnect.max_tensor_parallel.value)
+    heads = get_architecture(target).num_attention_heads
+    candidates = range(1, limit + 1) if degrees is None else degrees
+    return tuple(int(n) for n in candidates if 1 <= n <= limit and heads % n == 0)
 
 
 def check_parallelism(
@@ -41,12 +49,13 @@ def check_parallelism(
     N (the default, ``None``) or 1 GPU, dividing a draft model's attention heads."""
     limit = int(get_hardware(hardware).interconnect.max_tensor_parallel.value)
     n = check_integer("tensor_parallel", tensor_parallel, 1, limit)
-    heads = get_architecture(target).num_attention_heads
-    bad = heads % n != 0
+    allowed = allowed_tensor_parallel(hardware, target)
+    bad = ~np.isin(n, allowed)
     if np.any(bad):
+        heads = get_architecture(target).num_attention_heads
         raise SpecModelError(
             f"tensor_parallel {int(n[bad].flat[0]) if n.ndim else int(n)} does not divide {target}'s {heads} "
-            f"attention heads; allowed on {hardware}: {', '.join(map(str, _divisors(heads, limit)))}"
+            f"attention heads; allowed on {hardware}: {', '.join(map(str, allowed))}"
         )
     d = n if draft_tensor_parallel is None else check_integer("draft_tensor_parallel", draft_tensor_parallel, 1, limit)
     n_b, d_b = np.broadcast_arrays(n, d)
@@ -58,7 +67,7 @@ def check_parallelism(
             "(vLLM's draft_tensor_parallel_size)"
         )
     for name in np.unique(compact(drafters)):
-        if drafter_kind(str(name)) != "model":
+        if drafter_kind(str(name)) != DrafterKind.MODEL:
             continue
         for parts in np.unique(compact(d)).tolist():
             if get_architecture(str(name)).num_attention_heads % parts == 0:
@@ -89,7 +98,8 @@ def check_tree(tree_topk: Any, verify_tokens: Any, gamma: Any, drafters: np.ndar
                 f"verify_tokens {int(v_b[bad].flat[0])} is more than the tree holds: tree_topk x gamma + 1 = "
                 f"{int(full_b[bad].flat[0])} positions (the root and tree_topk guesses at each of gamma depths)"
             )
-    tree, ngram = np.broadcast_arrays(k > 1, compact(drafters) == "ngram")
+    lookup = map_names(compact(drafters), lambda name: drafter_kind(name) == DrafterKind.NGRAM, bool)
+    tree, ngram = np.broadcast_arrays(k > 1, lookup)
     if np.any(tree & ngram):
         raise SpecModelError("tree_topk must be 1 for the n-gram drafter: a lookup drafts one chain")
     return k, np.asarray(v)

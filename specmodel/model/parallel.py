@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from specmodel.model.specs import Interconnect
 from specmodel.model.types import FloatArray, Numeric
 
 
@@ -65,8 +66,32 @@ def allreduce_time(message_bytes: Numeric, gpus: Numeric, bandwidth: Numeric, la
     13.53
     """
     n = np.asarray(gpus, dtype=float)
-    moved = allreduce_traffic_factor(n) * np.asarray(message_bytes, dtype=float) / bandwidth
+    with np.errstate(invalid="ignore"):  # one GPU: nothing moves over an infinite bandwidth
+        moved = allreduce_traffic_factor(n) * np.asarray(message_bytes, dtype=float) / bandwidth
     return np.where(n > 1, latency + moved, 0.0)
+
+
+def pass_allreduce_time(
+    layers: Numeric, message_bytes: Numeric, gpus: Numeric, bandwidth: Numeric, latency: Numeric
+) -> FloatArray:
+    """Seconds of one forward pass's all-reduces: its :func:`allreduces_per_pass` ``2 L``, each
+    of S = ``message_bytes`` (:func:`allreduce_time`); 0 on one GPU. This and
+    :func:`allreduce_time` are the one place the cost of tensor parallelism's communication is
+    written; every pass is priced through them (:class:`specmodel.model.passes.PassPrice`).
+
+    >>> round(float(pass_allreduce_time(80, 1e6, 4, 450e9, 10.2e-6)) * 1e3, 3)
+    2.165
+    """
+    return allreduces_per_pass(layers, gpus) * allreduce_time(message_bytes, gpus, bandwidth, latency)
+
+
+def group_link(link: Interconnect, gpus: Numeric) -> tuple[FloatArray, FloatArray]:
+    """``(bandwidth, latency)`` of an all-reduce in a tensor-parallel group of ``gpus`` GPUs over
+    ``link``: :func:`group_bandwidth` and :func:`allreduce_latency`."""
+    return (
+        group_bandwidth(link.bandwidth.value, link.topology, gpus),
+        allreduce_latency(gpus, link.allreduce_latency.value, link.hop_latency.value),
+    )
 
 
 def allreduces_per_pass(layers: Numeric, gpus: Numeric) -> FloatArray:

@@ -1,6 +1,7 @@
-"""The price of a forward pass, written once: bytes, FLOPs, memory and arithmetic time of a
-pass of one model over B sequences with Q query positions each, and the per-sequence terms
-the cohort sums (:func:`specmodel.model.cohort.expected_pass_time_sum`).
+"""The price of a forward pass, written once: what a pass of a model costs per unit of its
+inputs (:class:`PassCoefficients`), and its bytes, FLOPs, memory and arithmetic time over B
+sequences with Q query positions each (:class:`PassPrice`), with the per-sequence terms the
+cohort sums (:func:`specmodel.model.cohort.expected_pass_time_sum`).
 
 A pass over B sequences costs ``max(m0 + m1 B, c1 B)`` on the roofline, with m0 the time to
 read the weights, m1 each sequence's cache read and c1 each sequence's arithmetic; the full
@@ -8,31 +9,116 @@ batch's bytes, FLOPs and times below are the same pass evaluated at a given B.
 
 Split over N GPUs by tensor parallelism (:mod:`specmodel.model.parallel`), every figure is one
 GPU's: 1/N of the weights and of the arithmetic, its share of the cache, and the pass adds
-its all-reduces, ``k0 + k1 B`` on the critical path (k0 their latencies, k1 the bytes each
-sequence's Q positions send). With N = 1 nothing changes, bit for bit.
+its all-reduces (:func:`specmodel.model.parallel.pass_allreduce_time`, the one formula for
+them), ``k0 + k1 B`` on the critical path. With N = 1 nothing changes, bit for bit.
 
 A mixture-of-experts model reads, besides W, one expert's bytes (in every MoE layer) per
-distinct expert its B Q tokens route to (:func:`specmodel.model.experts.expected_distinct_experts`):
+distinct expert its B Q tokens route to (:func:`specmodel.model.experts.routed_expert_bytes`):
 the pass's memory is then not linear in B, and a verify pass over gamma + 1 positions reads
 more experts than a plain step even for one sequence.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from specmodel.model import architecture as arch_
 from specmodel.model import parallel, roofline
-from specmodel.model.drafters import PassCoefficients
-from specmodel.model.engines import combined_time
-from specmodel.model.experts import expected_distinct_experts
-from specmodel.model.settings import Constants
-from specmodel.model.specs import Hardware
-from specmodel.model.types import FloatArray, Numeric
+from specmodel.model.experts import routed_expert_bytes
+from specmodel.model.specs import Architecture, Hardware
+from specmodel.model.types import FloatArray, IntArray, Numeric
+
+#: What the coefficients of a pass are: floats for one model, arrays for a grid of drafters.
+N_co = TypeVar("N_co", bound=Numeric, covariant=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class PassCoefficients(Generic[N_co]):
+    """What one forward pass of a model costs, per unit of its inputs (SI units).
+
+    ``weight_bytes`` is what a pass reads; ``resident_bytes`` is what the model adds to the
+    card's memory (they differ for a head that reads the target's LM head). ``layers``,
+    ``kv_heads`` and ``activation_bytes`` (one position's hidden state, D b bytes) are what
+    tensor parallelism needs: 2 L all-reduces of B Q D b bytes per pass, and the cache split by
+    KV heads (:mod:`specmodel.model.parallel`). A mixture-of-experts model's ``weight_bytes``
+    are the weights every pass reads; it also reads ``expert_bytes`` (one expert in every MoE
+    layer) for each distinct expert its tokens route to, top ``experts_per_token`` of
+    ``experts`` (:mod:`specmodel.model.experts`); 0, 1, 1 for a dense model."""
+
+    weight_bytes: N_co
+    resident_bytes: N_co
+    kv_bytes_per_token: N_co
+    dense_flops_per_position: N_co
+    attention_flops_per_token: N_co
+    layers: N_co
+    kv_heads: N_co
+    activation_bytes: N_co
+    expert_bytes: N_co = 0.0  # type: ignore[assignment]
+    experts: N_co = 1.0  # type: ignore[assignment]
+    experts_per_token: N_co = 1.0  # type: ignore[assignment]
+
+    @classmethod
+    def of_model(
+        cls: type[PassCoefficients[Any]], arch: Architecture, flops_per_parameter: float
+    ) -> PassCoefficients[float]:
+        """A model of its own: holds all its weights; reads the shared ones every pass and the
+        experts its tokens route to."""
+        moe = arch_.is_moe(arch)
+        return cls(
+            weight_bytes=float(arch_.shared_weight_bytes(arch)),
+            resident_bytes=float(arch_.weight_bytes(arch)),
+            kv_bytes_per_token=float(arch_.kv_cache_bytes_per_token(arch)),
+            dense_flops_per_position=float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
+            attention_flops_per_token=float(arch_.attention_flops_per_position_per_token(arch)),
+            layers=float(arch.num_hidden_layers),
+            kv_heads=float(arch.num_key_value_heads),
+            activation_bytes=float(arch.hidden_size * arch.bytes_per_element),
+            expert_bytes=float(arch_.moe_layer_count(arch) * arch_.expert_bytes(arch)) if moe else 0.0,
+            experts=float(arch.num_experts or 1) if moe else 1.0,
+            experts_per_token=float(arch.num_experts_per_tok or 1) if moe else 1.0,
+        )
+
+    @classmethod
+    def nothing(cls: type[PassCoefficients[Any]]) -> PassCoefficients[float]:
+        """No pass at all (the n-gram lookup's draft step; a drafter's once-per-iteration read
+        when it has none)."""
+        return cls(
+            weight_bytes=0.0,
+            resident_bytes=0.0,
+            kv_bytes_per_token=0.0,
+            dense_flops_per_position=0.0,
+            attention_flops_per_token=0.0,
+            layers=0.0,
+            kv_heads=0.0,
+            activation_bytes=0.0,
+        )
+
+    @classmethod
+    def gathered(
+        cls: type[PassCoefficients[Any]], each: list[PassCoefficients[float]], index: IntArray
+    ) -> PassCoefficients[FloatArray]:
+        """Arrays over a grid: ``each[index[i]]``'s coefficients for scenario i."""
+        columns = {f.name: np.array([getattr(c, f.name) for c in each], dtype=float)[index] for f in fields(cls)}
+        return cls(**columns)
+
+    def flops_per_position(self, kv_length: Numeric) -> Numeric:
+        """FLOPs for one query position at KV length n (:func:`specmodel.model.roofline.flops_per_position`)."""
+        return roofline.flops_per_position(self.dense_flops_per_position, self.attention_flops_per_token, kv_length)
+
+    def kv_share(self, gpus: Numeric) -> FloatArray:
+        """Share of the model's cache one of ``gpus`` GPUs holds (by KV heads; all of it for a
+        model without a cache)."""
+        return parallel.kv_share_per_gpu(np.maximum(self.kv_heads, 1.0), gpus)
+
+    def kv_bytes_per_token_per_gpu(self, gpus: Numeric) -> FloatArray:
+        """Cache bytes per token on each of ``gpus`` GPUs: ``kv x`` :meth:`kv_share`."""
+        return np.asarray(self.kv_bytes_per_token * self.kv_share(gpus), dtype=float)
+
+
+@dataclass(frozen=True, kw_only=True)
 class PassPrice:
     """One model's forward pass at KV length n with Q positions per sequence, on one card
     (SI units). Fields may be arrays that broadcast (one pass per scenario)."""
@@ -44,12 +130,14 @@ class PassPrice:
     position_flops: Numeric  #: f, FLOPs per query position at KV length n
     memory_bandwidth: float  #: B/s, datasheet
     peak_flops: float  #: FLOP/s, datasheet
-    memory_efficiency: float  #: ``MEMORY_EFFICIENCY``
+    memory_efficiency: Numeric  #: ``MEMORY_EFFICIENCY``
     compute_efficiency: Numeric  #: ``COMPUTE_EFFICIENCY``, or the engine's own
     shards: Numeric = 1.0  #: N, GPUs the weights and arithmetic are split over
     kv_share: Numeric = 1.0  #: share of the cache one GPU holds
-    comm_fixed: Numeric = 0.0  #: k0, seconds of all-reduce latency per pass
-    comm_per_position: Numeric = 0.0  #: seconds of all-reduce traffic per query position of one sequence
+    layers: Numeric = 0.0  #: L, whose 2 L all-reduces a pass split over N > 1 GPUs pays
+    activation_bytes: Numeric = 0.0  #: D b, what one query position sends through each all-reduce
+    link_bandwidth: Numeric = np.inf  #: B/s each GPU of the group sends, per direction
+    link_latency: Numeric = 0.0  #: seconds of one all-reduce before a byte moves
     expert_bytes: Numeric = 0.0  #: bytes of one expert in every MoE layer (0: a dense model)
     experts: Numeric = 1.0  #: E, experts per MoE layer
     experts_per_token: Numeric = 1.0  #: k, experts each token routes to
@@ -59,8 +147,8 @@ class PassPrice:
         expert's bytes; the second term is 0 for a dense model)."""
         if not np.any(self.expert_bytes):
             return self.weight_bytes
-        routed = expected_distinct_experts(np.multiply(batch, self.positions), self.experts, self.experts_per_token)
-        return self.weight_bytes + self.expert_bytes * routed
+        tokens = np.multiply(batch, self.positions)
+        return self.weight_bytes + routed_expert_bytes(self.expert_bytes, tokens, self.experts, self.experts_per_token)
 
     def bytes(self, batch: Numeric) -> Numeric:
         """``W' / N + B n kv s``, one GPU's bytes (:func:`specmodel.model.roofline.pass_bytes`;
@@ -74,8 +162,10 @@ class PassPrice:
         return roofline.pass_flops(self.position_flops, batch, self.positions) / self.shards
 
     def comm_time(self, batch: Numeric) -> Numeric:
-        """Seconds of the pass's all-reduces: ``k0 + k1 Q B`` (0 on one GPU)."""
-        return self.comm_fixed + self.comm_per_position * self.positions * batch
+        """Seconds of the pass's all-reduces (:func:`specmodel.model.parallel.pass_allreduce_time`,
+        each of the B Q positions' activations; 0 on one GPU)."""
+        message = self.activation_bytes * np.multiply(self.positions, batch)
+        return parallel.pass_allreduce_time(self.layers, message, self.shards, self.link_bandwidth, self.link_latency)
 
     def memory_time(self, batch: Numeric) -> Numeric:
         """Seconds to move the pass's bytes."""
@@ -107,11 +197,11 @@ class PassPrice:
 
     def engine_time(self, batch: Numeric, overlap: Numeric, extra_flops: Numeric = 0.0) -> FloatArray:
         """The pass's time in an engine whose memory and arithmetic overlap with exponent p =
-        ``overlap`` (:func:`specmodel.model.engines.combined_time`), with ``extra_flops``
+        ``overlap`` (:func:`specmodel.model.roofline.combined_time`), with ``extra_flops``
         of other work folded into the same pass (prefill chunks under continuous batching)."""
         flops = self.flops(batch) + extra_flops / self.shards
         compute = roofline.compute_time(flops, self.peak_flops, self.compute_efficiency)
-        combined = combined_time(self.memory_time(batch), compute, overlap) + self.comm_time(batch)
+        combined = roofline.combined_time(self.memory_time(batch), compute, overlap) + self.comm_time(batch)
         return np.asarray(combined, dtype=float)
 
     def cohort_terms(self) -> tuple[Numeric, Numeric, Numeric]:
@@ -134,8 +224,10 @@ class PassPrice:
         return roofline.memory_time(routed / self.shards, self.memory_bandwidth, self.memory_efficiency)
 
     def comm_terms(self) -> tuple[Numeric, Numeric]:
-        """``(k0, k1)``: the all-reduces of a pass over A sequences take ``k0 + k1 A``."""
-        return self.comm_fixed, self.comm_per_position * self.positions
+        """``(k0, k1)``: the all-reduces of a pass over A sequences take ``k0 + k1 A`` (their
+        time is linear in the bytes sent, so k0 is the time at A = 0 and k1 the rise per sequence)."""
+        k0 = self.comm_time(0.0)
+        return k0, self.comm_time(1.0) - k0
 
 
 def price_pass(
@@ -143,18 +235,15 @@ def price_pass(
     kv_length: Numeric,
     positions: Numeric,
     hardware: Hardware,
-    constants: Constants,
-    compute_efficiency: Numeric | None = None,
+    memory_efficiency: Numeric,
+    compute_efficiency: Numeric,
     gpus: Numeric = 1.0,
 ) -> PassPrice:
     """The pass of a model with ``coefficients`` (fields may be arrays) at KV length n with
-    Q ``positions`` per sequence, on ``hardware`` at the constants' efficiencies (or at an
-    engine's own ``compute_efficiency``), split over ``gpus`` by tensor parallelism."""
-    link = hardware.interconnect
-    bandwidth = parallel.group_bandwidth(link.bandwidth.value, link.topology, gpus)
-    latency = parallel.allreduce_latency(gpus, link.allreduce_latency.value, link.hop_latency.value)
-    reduces = parallel.allreduces_per_pass(coefficients.layers, gpus)
-    traffic = parallel.allreduce_traffic_factor(gpus) * coefficients.activation_bytes / bandwidth
+    Q ``positions`` per sequence, on ``hardware`` at the given achievable fractions of its
+    bandwidth and FLOP/s, split over ``gpus`` by tensor parallelism (the group's links from
+    :func:`specmodel.model.parallel.group_link`)."""
+    bandwidth, latency = parallel.group_link(hardware.interconnect, gpus)
     return PassPrice(
         weight_bytes=coefficients.weight_bytes,
         kv_bytes_per_token=coefficients.kv_bytes_per_token,
@@ -163,12 +252,14 @@ def price_pass(
         position_flops=coefficients.flops_per_position(kv_length),
         memory_bandwidth=hardware.memory_bandwidth.value,
         peak_flops=hardware.peak_flops.value,
-        memory_efficiency=constants.MEMORY_EFFICIENCY,
-        compute_efficiency=constants.COMPUTE_EFFICIENCY if compute_efficiency is None else compute_efficiency,
+        memory_efficiency=memory_efficiency,
+        compute_efficiency=compute_efficiency,
         shards=np.asarray(gpus, dtype=float),
-        kv_share=parallel.kv_share_per_gpu(np.maximum(coefficients.kv_heads, 1.0), gpus),
-        comm_fixed=reduces * latency,
-        comm_per_position=reduces * traffic,
+        kv_share=coefficients.kv_share(gpus),
+        layers=coefficients.layers,
+        activation_bytes=coefficients.activation_bytes,
+        link_bandwidth=bandwidth,
+        link_latency=latency,
         expert_bytes=coefficients.expert_bytes,
         experts=coefficients.experts,
         experts_per_token=coefficients.experts_per_token,

@@ -24,16 +24,18 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from specmodel.errors import SpecModelError
-from specmodel.model.acceptance import alpha_for_mean_acceptance_length
+from specmodel.model.acceptance import PROFILES, Profile, alpha_for_mean_acceptance_length
 from specmodel.model.drafters import check_drafter
-from specmodel.model.engines import BATCHINGS
-from specmodel.model.layout import MAX_TENSOR_PARALLEL, MAX_TREE_TOPK, check_parallelism, check_tree
+from specmodel.model.engines import BATCHINGS, engine_catalog
+from specmodel.model.layout import MAX_TREE_TOPK, check_parallelism, check_tree
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.types import FloatArray, IntArray, StrArray
 from specmodel.model.validation import (
     MAX_CONCURRENCY,
     MAX_GAMMA,
+    MAX_GENERATED_TOKENS,
+    MAX_TENSOR_PARALLEL,
     _as_numbers,
     check_choice,
     check_integer,
@@ -43,13 +45,10 @@ from specmodel.model.validation import (
     map_names,
 )
 
-#: Acceptance profiles, in the order the article presents them.
-PROFILES = ("falling", "same")
-
 #: The scenario axes a grid sweeps, in the order of a sweep's columns.
 AXES = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "engine", "tensor_parallel")
-#: The engines a grid compares: the article's roofline and the fitted vLLM profile.
-ENGINES = ("ideal", "vllm")
+#: The engines a grid compares: every profile of ``data/engines.toml``, in its order.
+ENGINES = tuple(engine_catalog())
 
 #: Values of each axis. ``drafter`` is not listed: it depends on the target (every drafter
 #: that can serve it for the grid, the site's drafters for the simulator).
@@ -57,7 +56,8 @@ CONCURRENCY_LADDER = tuple(2**i for i in range(11))
 GRID_CONTEXTS = tuple(2**i for i in range(8, 16))
 GAMMAS = tuple(range(1, 11))
 ALPHAS = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
-#: Tensor-parallel degrees the grid compares (an 8-GPU board's divisors).
+#: Tensor-parallel degrees the grid compares (an 8-GPU board's divisors; each grid keeps
+#: those its card and target allow, :func:`specmodel.model.layout.allowed_tensor_parallel`).
 TENSOR_PARALLEL = (1, 2, 4, 8)
 #: The default grid (``specmodel sweep``): 11 x 8 x 10 x drafters x 2 x 10 x 2 x 4 scenarios.
 GRID_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
@@ -68,14 +68,6 @@ GRID_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
     "alpha": ALPHAS,
     "engine": ENGINES,
     "tensor_parallel": TENSOR_PARALLEL,
-}
-#: The simulator's controls: the grid's axes but tensor parallelism (the article's one card),
-#: with alpha reaching down to the draft models' break-even acceptance (about 0.27 for the
-#: article's 0.6B draft).
-SIMULATOR_AXES = tuple(axis for axis in AXES if axis != "tensor_parallel")
-SIMULATOR_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
-    **{axis: values for axis, values in GRID_AXIS_VALUES.items() if axis in SIMULATOR_AXES},
-    "alpha": tuple(round(0.25 + 0.05 * i, 2) for i in range(15)),
 }
 
 
@@ -98,10 +90,10 @@ class Scenario(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
     concurrency: int = Field(1, ge=1, le=MAX_CONCURRENCY)
     context: int = Field(2048, ge=0)
-    generated_tokens: int | None = Field(None, ge=1, le=65536)
+    generated_tokens: int | None = Field(None, ge=1, le=MAX_GENERATED_TOKENS)
     gamma: int = Field(4, ge=1, le=MAX_GAMMA)
     drafter: str | None = None
-    acceptance: Literal["falling", "same"] = "falling"
+    acceptance: Profile = "falling"
     alpha: float = Field(0.75, gt=0, lt=1)
     per_position: tuple[float, ...] | None = None
     mean_acceptance_length: float | None = Field(None, gt=1)
@@ -130,6 +122,25 @@ class Scenario(BaseModel):
 
 #: Each field's default, read from the record (the one place defaults are written).
 DEFAULTS: dict[str, Any] = {name: field.default for name, field in Scenario.model_fields.items()}
+
+
+def field_bounds(name: str) -> tuple[int, int | None]:
+    """The least and greatest value :class:`Scenario` allows for the integer field ``name``
+    (its ``ge`` and ``le``; None: no upper bound), so that the grid checks the record's rule.
+
+    >>> field_bounds("concurrency"), field_bounds("context")
+    ((1, 65536), (0, None))
+    """
+    low, high = 0, None
+    for rule in Scenario.model_fields[name].metadata:
+        low = getattr(rule, "ge", low)
+        high = getattr(rule, "le", high)
+    return int(low), high
+
+
+def _check_field(name: str, value: object) -> np.ndarray:
+    """``value`` checked elementwise as an integer within :class:`Scenario`'s bounds for ``name``."""
+    return check_integer(name, value, *field_bounds(name))
 
 
 def default_scenario(settings: Settings) -> Scenario:
@@ -201,8 +212,8 @@ class ScenarioGrid:
             )
         given = {k: v for k, v in fields.items() if v is not None or k in _DEPLOYMENT}
         value = {**DEFAULTS, **given}
-        b = check_integer("concurrency", value["concurrency"], 1, MAX_CONCURRENCY)
-        t = check_integer("context", value["context"], 0)
+        batch = _check_field("concurrency", value["concurrency"])
+        t = _check_field("context", value["context"])
         hardware, target, generated = _deployment(settings, value)
         _check_context(t, generated, target)
         g, p, a, u = _acceptance(value, given)
@@ -218,11 +229,13 @@ class ScenarioGrid:
         tp, dtp = check_parallelism(tensor_parallel, value["draft_tensor_parallel"], hardware, target, d)
         k, v = check_tree(value["tree_topk"], value["verify_tokens"], g, d)
         lead = np.empty(u.shape[:-1]) if u is not None else np.empty(())
-        b, t, g, a, d, p, e, n, tp, dtp, k, v, _ = np.broadcast_arrays(b, t, g, a, d, p, e, n, tp, dtp, k, v, lead)
+        batch, t, g, a, d, p, e, n, tp, dtp, k, v, _ = np.broadcast_arrays(
+            batch, t, g, a, d, p, e, n, tp, dtp, k, v, lead
+        )
         if u is not None:
-            u = np.broadcast_to(u, b.shape + u.shape[-1:])
+            u = np.broadcast_to(u, batch.shape + u.shape[-1:])
         profile = not ({"per_position", "mean_acceptance_length"} & set(given))
-        return cls(b, t, g, d, p, a, u, generated, hardware, target, e, n, tp, dtp, k, v, profile)
+        return cls(batch, t, g, d, p, a, u, generated, hardware, target, e, n, tp, dtp, k, v, profile)
 
 
 def _acceptance(value: dict[str, Any], given: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
@@ -240,7 +253,7 @@ def _acceptance(value: dict[str, Any], given: dict[str, Any]) -> tuple[Any, Any,
             g = int(check_integer("gamma", given["gamma"], 1, u.shape[-1]))
             u = u[..., :g]
         return np.int64(g), np.array("measured"), np.array(np.nan), u
-    g = check_integer("gamma", value["gamma"], 1, MAX_GAMMA)
+    g = _check_field("gamma", value["gamma"])
     if "mean_acceptance_length" in given:
         m = _as_numbers("mean_acceptance_length", given["mean_acceptance_length"])
         bad = (m <= 1) | (m >= g + 1)
@@ -270,7 +283,7 @@ def _deployment(settings: Settings, value: dict[str, Any]) -> tuple[str, str, in
     generated = value["generated_tokens"]
     if generated is None:
         generated = settings.constants.GENERATED_TOKENS
-    g = check_integer("generated_tokens", generated, 1, 65536)
+    g = _check_field("generated_tokens", generated)
     if g.ndim:
         raise SpecModelError("generated_tokens must be one value for a whole grid")
     return str(hardware), str(target), int(g)

@@ -5,7 +5,7 @@ that continuous batching keeps full (as serving benchmarks run).
 Every pass is priced once (:mod:`specmodel.model.passes`); an engine adds a fixed time per
 target pass t_0 plus t_s per sequence in it, per draft pass t_d, per iteration t_i, an n-gram
 lookup t_n per sequence, and combines memory and arithmetic time with exponent p
-(:func:`specmodel.model.engines.combined_time`). With every fixed time zero and p = inf the
+(:func:`specmodel.model.roofline.combined_time`). With every fixed time zero and p = inf the
 cohort is the article's model exactly.
 
 Steady state (Little's law on a full batch): every iteration advances all B sequences by
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.model import cohort
-from specmodel.model.engines import combined_time
 from specmodel.model.passes import PassPrice
+from specmodel.model.roofline import combined_time
 from specmodel.model.types import FloatArray, IntArray, Numeric
 
 
@@ -35,7 +35,7 @@ class EngineTerms:
     target_pass: FloatArray  #: t_0 per target pass
     sequence_pass: FloatArray  #: t_s per sequence per target pass
     draft_pass: FloatArray  #: t_d per draft pass, by the scenario's drafter kind
-    ngram_lookup: FloatArray  #: t_n per sequence per iteration (0 unless the drafter is ngram)
+    lookup: FloatArray  #: t_n per sequence per iteration of a drafter that drafts by lookup (0 for the others)
     iteration: FloatArray  #: t_i per speculative iteration
     overlap: FloatArray  #: p of the memory/arithmetic combination (inf: max)
 
@@ -43,7 +43,7 @@ class EngineTerms:
 #: Where the wall clock goes, in this order: reading the target's weights and its caches,
 #: the target pass's arithmetic beyond its memory time (the part of the pass that is not
 #: hidden under memory traffic), the same three for the drafter (its passes and its
-#: once-per-iteration fused read), all-reduces between GPUs, and the engine's fixed costs.
+#: once-per-iteration read), all-reduces between GPUs, and the engine's fixed costs.
 TIME_PARTS = (
     "target_weights",
     "target_kv",
@@ -94,7 +94,7 @@ class Passes:
     verify: PassPrice
     draft: PassPrice
     plain: PassPrice
-    fused: PassPrice  #: a drafter's once-per-iteration read (EAGLE-3's fused projection)
+    once: PassPrice  #: what the drafter reads once per iteration (EAGLE-3's fused projection; nothing for most)
 
 
 def smooth_pass_time_sum(
@@ -176,13 +176,13 @@ def cohort_timing(
     runs, sequence_iterations = table.runs_before[row, g_end], table.sequences_before[row, g_end]
     verify_roofline, verify = _cohort_sum(table, row, passes.verify, terms.overlap)
     draft_roofline, draft = _cohort_sum(table, row, passes.draft, terms.overlap)
-    fused_roofline, fused = _cohort_sum(table, row, passes.fused, terms.overlap)
+    once_roofline, once = _cohort_sum(table, row, passes.once, terms.overlap)
     verify_fixed = terms.target_pass * runs + terms.sequence_pass * sequence_iterations
-    draft_fixed = gamma * terms.draft_pass * runs + terms.ngram_lookup * sequence_iterations
+    draft_fixed = gamma * terms.draft_pass * runs + terms.lookup * sequence_iterations
     verify_time = verify_roofline + verify_fixed
-    draft_time = gamma * draft_roofline + draft_fixed + fused_roofline
+    draft_time = gamma * draft_roofline + draft_fixed + once_roofline
     spec_time = verify_time + draft_time + terms.iteration * runs
-    drafting = tuple(gamma * d + f for d, f in zip(draft, fused))
+    drafting = tuple(gamma * d + f for d, f in zip(draft, once))
     spec_parts = _stack_parts(verify, drafting, verify_fixed + draft_fixed + terms.iteration * runs, np.shape(row))
     plain_fixed = terms.target_pass + terms.sequence_pass * batch
     plain_pass = passes.plain.engine_time(batch, terms.overlap)
@@ -208,14 +208,14 @@ def steady_timing(
     plain_pass = passes.plain.engine_time(batch, terms.overlap, plain_prefill)
     verify_pass = passes.verify.engine_time(batch, terms.overlap, plain_prefill * tokens_per_iteration)
     draft_pass = passes.draft.engine_time(batch, terms.overlap)
-    fused_pass = passes.fused.engine_time(batch, terms.overlap)
-    draft_fixed = gamma * terms.draft_pass + terms.ngram_lookup * batch
-    drafting = gamma * draft_pass + fused_pass + draft_fixed
+    once_pass = passes.once.engine_time(batch, terms.overlap)
+    draft_fixed = gamma * terms.draft_pass + terms.lookup * batch
+    drafting = gamma * draft_pass + once_pass + draft_fixed
     iterations = generated_tokens / tokens_per_iteration
     shape = np.shape(batch)
     draft_parts = tuple(
         gamma * d + f
-        for d, f in zip(pass_parts(passes.draft, batch, draft_pass), pass_parts(passes.fused, batch, fused_pass))
+        for d, f in zip(pass_parts(passes.draft, batch, draft_pass), pass_parts(passes.once, batch, once_pass))
     )
     spec_parts = iterations[..., None] * _stack_parts(
         pass_parts(passes.verify, batch, verify_pass), draft_parts, fixed + draft_fixed + terms.iteration, shape

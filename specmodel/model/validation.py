@@ -19,6 +19,10 @@ MAX_GAMMA = 32
 #: ``max_num_seqs`` (256 to 1,024 by default); 65,536 leaves room for any real server and
 #: refuses typing slips that would only be reported as "does not fit".
 MAX_CONCURRENCY = 65536
+#: Most tokens a sequence may generate (as many as the longest context the catalogue's models take).
+MAX_GENERATED_TOKENS = 65536
+#: Largest tensor-parallel degree a scenario may ask for (a card's own limit is lower).
+MAX_TENSOR_PARALLEL = 64
 
 
 def compact(value: Any) -> np.ndarray:

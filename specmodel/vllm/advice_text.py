@@ -19,20 +19,20 @@ def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: t
         "verdict": advice.verdict,
         "reason": advice.reason,
         "deployed_gamma": advice.deployed_gamma,
-        "drafter": advice.deployment.drafter,
-        "deployment": advice.deployment.description,
+        "drafter": advice.served.drafter,
+        "deployment": advice.served.description,
         "alternatives": [
             {"drafter": a.drafter, "break_even_alpha": a.break_even_alpha, "gamma": a.gamma}
             for a in advice.alternatives
         ],
-        "notes": [n for n in (advice.deployment.note, *notes) if n],
+        "notes": [n for n in (advice.served.note, *notes) if n],
         "concurrency": advice.concurrency,
         "context": advice.context,
         "hardware": advice.hardware,
         "target": advice.target,
         "engine": advice.engine,
         "tensor_parallel": advice.tensor_parallel,
-        **advice.deployment.layout(),
+        **advice.served.layout(),
     }
     if measured is not None:
         out["measured"] = measured
@@ -47,7 +47,7 @@ def _alternative_line(alt: Alternative) -> str:
 
 def _gpus(advice: Advice) -> str:
     """``h100-sxm``, or ``4x h100-sxm (drafter on 1 GPU; a tree of 4 candidates per step, 8 verified)``."""
-    layout = advice.deployment.layout()
+    layout = advice.served.layout()
     text = advice.hardware if advice.tensor_parallel == 1 else f"{advice.tensor_parallel}x {advice.hardware}"
     extra = []
     if layout.get("draft_tensor_parallel") not in (None, advice.tensor_parallel):
@@ -60,13 +60,13 @@ def _gpus(advice: Advice) -> str:
 
 def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes: tuple[str, ...] = ()) -> str:
     """The advice as text for a terminal; ``measured``: the counters' summary
-    (:func:`specmodel.vllm.metrics.counters_summary`), if any."""
+    (:func:`specmodel.vllm.counters.counters_summary`), if any."""
     lines = [
-        f"Deployment: {advice.deployment.description}, gamma {advice.deployed_gamma}, "
+        f"Deployment: {advice.served.description}, gamma {advice.deployed_gamma}, "
         f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on "
         f"{_gpus(advice)}, engine {advice.engine}"
     ]
-    lines += [f"Note: {n}" for n in (advice.deployment.note, *notes) if n]
+    lines += [f"Note: {n}" for n in (advice.served.note, *notes) if n]
     if measured:
         lines.append(
             f"Measured: {measured['num_drafts']:,.0f} drafts, "
@@ -78,12 +78,12 @@ def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes:
     lines += [
         f"{j:>8}  {u:>12.3f}  {a:>11.3f}" for j, (u, a) in enumerate(zip(advice.per_position, advice.conditional), 1)
     ]
-    head = f"speedup ({advice.deployment.drafter})"
+    head = f"speedup ({advice.served.drafter})"
     lines += ["", "Predicted speedup over plain decoding:", f"gamma  {head}"]
     lines += [f"{g:>5}  {_times(s):>{len(head)}}" for g, s in enumerate(advice.speedup, 1)]
     lines += [
         "",
-        f"Recommended gamma for {advice.deployment.drafter}: {advice.recommended_gamma}"
+        f"Recommended gamma for {advice.served.drafter}: {advice.recommended_gamma}"
         + (" (turn speculation off)" if advice.recommended_gamma == 0 else ""),
         f"Verdict: {advice.verdict} - {advice.reason}",
     ]

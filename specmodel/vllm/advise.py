@@ -1,7 +1,7 @@
 """Advice for a real deployment: from vLLM's measured acceptance to a recommended gamma.
 
 Input: the per-position acceptance a vLLM server measured (``accepted_per_pos / num_drafts``,
-see :mod:`specmodel.vllm.metrics`), and what the user says about the deployment:
+see :mod:`specmodel.vllm.counters`), and what the user says about the deployment:
 concurrency B, context T, the drafter (``--drafter`` or vLLM's ``--speculative-config``),
 the accelerator, and the engine whose profile prices the passes (``vllm`` by default: the
 counters come from a vLLM server). Everything here is pure computation on those; formatting
@@ -38,13 +38,14 @@ import numpy.typing as npt
 from specmodel.errors import SpecModelError
 from specmodel.formatting import EVEN_MARGIN
 from specmodel.formatting import times_distinct as _times
+from specmodel.model.acceptance import conditional_from_per_position
 from specmodel.model.breakeven import first_crossing
 from specmodel.model.drafters import check_drafter, drafter_names
 from specmodel.model.evaluate import evaluate, evaluate_per_position
 from specmodel.model.scenario import DEFAULTS
-from specmodel.model.settings import Settings, current
+from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
-from specmodel.vllm.speculative_config import Deployment, deployment_from_drafter
+from specmodel.vllm.speculative_config import ServedDrafter, served_drafter
 
 #: A predicted gain must exceed this to count: the margin within which a speedup is called
 #: even everywhere (:data:`specmodel.formatting.EVEN_MARGIN`, the tolerance of the article's
@@ -52,7 +53,8 @@ from specmodel.vllm.speculative_config import Deployment, deployment_from_drafte
 #: error, and is no reason to turn speculation on or to change drafters.
 MIN_GAIN = EVEN_MARGIN
 
-VERDICTS = ("keep", "lower-gamma", "off")
+#: What the advice can say for the deployed drafter (:attr:`Advice.verdict`).
+ADVICE = ("keep", "lower-gamma", "off")
 
 #: Gammas an alternative drafter is tried at when its break-even acceptance is sought.
 ALTERNATIVE_GAMMAS = tuple(range(1, 11))
@@ -74,7 +76,7 @@ class Advice:
 
     per_position: tuple[float, ...]  #: measured unconditional acceptance u_1..u_m
     conditional: tuple[float, ...]  #: a_j = u_j / u_{j-1}
-    deployment: Deployment
+    served: ServedDrafter  #: the drafter as the user named it
     deployed_gamma: int
     concurrency: int
     context: int
@@ -83,26 +85,13 @@ class Advice:
     engine: str  #: the engine profile that priced the passes
     speedup: tuple[float, ...]  #: s_g for g = 1..m with the deployed drafter
     recommended_gamma: int  #: for the deployed drafter; 0: no speculation
-    verdict: str
+    verdict: str  #: one of :data:`ADVICE`
     reason: str
     alternatives: tuple[Alternative, ...]  #: other drafters to try, with the acceptance each would need
     tensor_parallel: int = 1  #: GPUs the target is split over
 
 
 # --- the numbers --------------------------------------------------------------------------
-
-
-def conditional_acceptance(per_position: npt.ArrayLike) -> np.ndarray:
-    """Conditional acceptance ``a_j = u_j / u_{j-1}`` (``u_0 = 1``): the probability that guess
-    j is accepted given guesses 1..j-1 were, from the unconditional per-position rates u_j
-    that vLLM reports (each counted over every draft). 0 where ``u_{j-1} = 0`` (never reached).
-
-    >>> conditional_acceptance([0.8, 0.4, 0.0, 0.0]).tolist()
-    [0.8, 0.5, 0.0, 0.0]
-    """
-    u = np.asarray(per_position, dtype=float)
-    before = np.concatenate([np.ones(u.shape[:-1] + (1,)), u[..., :-1]], axis=-1)
-    return np.where(before > 0, u / np.where(before > 0, before, 1.0), 0.0)
 
 
 def predicted_speedups(
@@ -148,7 +137,7 @@ def advise(
     per_position: npt.ArrayLike,
     concurrency: int,
     context: int = DEFAULTS["context"],
-    deployment: Deployment | None = None,
+    served: ServedDrafter | None = None,
     hardware: str | None = None,
     target: str | None = None,
     settings: Settings | None = None,
@@ -156,37 +145,37 @@ def advise(
     tensor_parallel: int = 1,
 ) -> Advice:
     """Apply the module's rule to measured per-position acceptance, on ``tensor_parallel``
-    GPUs with the deployment's drafter layout (:meth:`Deployment.layout`: the drafter's GPUs,
+    GPUs with the deployment's drafter layout (:meth:`ServedDrafter.layout`: the drafter's GPUs,
     a tree).
 
-    >>> drafter = deployment_from_drafter("qwen3-0.6b")
-    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, deployment=drafter, engine="ideal")
+    >>> drafter = served_drafter("qwen3-0.6b")
+    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, served=drafter, engine="ideal")
     >>> a.recommended_gamma, a.verdict
     (4, 'keep')
-    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=64, deployment=drafter, engine="vllm")
+    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=64, served=drafter, engine="vllm")
     >>> a.recommended_gamma, a.verdict
     (0, 'off')
     """
-    settings = settings or current()
+    settings = settings or Settings()
     hardware = hardware or settings.deployment.hardware
     target = target or settings.deployment.target
-    deployment = deployment or deployment_from_drafter(settings.deployment.draft, target)
-    check_drafter(deployment.drafter, target)
+    served = served or served_drafter(settings.deployment.draft, target)
+    check_drafter(served.drafter, target)
     u = np.asarray(per_position, dtype=float)
-    deployed = _deployed_gamma(u, deployment)
-    layout = {"tensor_parallel": tensor_parallel, **deployment.layout()}
-    s = predicted_speedups(u, concurrency, context, deployment.drafter, hardware, target, settings, engine, layout)
+    deployed = _deployed_gamma(u, served)
+    layout = {"tensor_parallel": tensor_parallel, **served.layout()}
+    s = predicted_speedups(u, concurrency, context, served.drafter, hardware, target, settings, engine, layout)
     verdict, gamma = decide(s, deployed)
     goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
-    others = [d for d in drafter_names(target) if d != deployment.drafter]
+    others = [d for d in drafter_names(target) if d != served.drafter]
     alternatives = tuple(sorted(
         break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine, tensor_parallel),
         key=lambda alt: (alt.break_even_alpha is None, alt.break_even_alpha or 0.0, alt.drafter)))  # fmt: skip
-    reason = _reason(verdict, s, deployed, gamma, deployment.drafter, int(concurrency), conditional_acceptance(u))
+    reason = _reason(verdict, s, deployed, gamma, served.drafter, int(concurrency), conditional_from_per_position(u))
     return Advice(
         per_position=tuple(float(x) for x in u),
-        conditional=tuple(float(x) for x in conditional_acceptance(u)),
-        deployment=deployment,
+        conditional=tuple(float(x) for x in conditional_from_per_position(u)),
+        served=served,
         deployed_gamma=int(deployed),
         concurrency=int(concurrency),
         context=int(context),
@@ -202,13 +191,13 @@ def advise(
     )
 
 
-def _deployed_gamma(u: np.ndarray, deployment: Deployment) -> int:
+def _deployed_gamma(u: np.ndarray, served: ServedDrafter) -> int:
     """The deployed gamma: the configuration's (a tree's depth), which must match the metrics' positions."""
     if u.ndim != 1 or u.size < 1:
         raise SpecModelError(f"per-position acceptance must be a list of 1 or more rates; got shape {u.shape}")
-    deployed = deployment.gamma if deployment.gamma is not None else u.size
+    deployed = served.gamma if served.gamma is not None else u.size
     if deployed != u.size:
-        what = "speculative_token_tree of depth" if deployment.tree_topk else "num_speculative_tokens"
+        what = "speculative_token_tree of depth" if served.tree_topk else "num_speculative_tokens"
         raise SpecModelError(
             f"{what} {deployed} in --speculative-config, but the metrics have {u.size} draft positions"
         )
@@ -267,20 +256,6 @@ def break_even_alphas(
         past = int(np.searchsorted(alphas, alpha))
         out.append(Alternative(drafter, alpha, int(np.argmax(grid[min(past, len(alphas) - 1)])) + 1))
     return out
-
-
-def break_even_alpha(
-    drafter: str,
-    goal: float,
-    concurrency: int,
-    context: int,
-    hardware: str,
-    target: str,
-    settings: Settings,
-    engine: str,
-) -> Alternative:
-    """:func:`break_even_alphas` for one drafter."""
-    return break_even_alphas([drafter], goal, concurrency, context, hardware, target, settings, engine)[0]
 
 
 def _reason(

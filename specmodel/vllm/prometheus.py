@@ -1,10 +1,9 @@
-"""vLLM's spec-decode Prometheus counters: render them as a scrape of ``/metrics`` and read
-them back; and the bounded file readers (a scrape read whole, a log streamed by line).
+"""vLLM's spec-decode Prometheus counters: a scrape of ``/metrics`` read into counters.
 
-Prometheus text is rendered and parsed with ``prometheus_client``. See
-:mod:`specmodel.vllm.metrics` for the counters, their names and what they guarantee. A
+Prometheus text is parsed with ``prometheus_client``. See
+:mod:`specmodel.vllm.counters` for the counters, their names and what they guarantee. A
 scrape of the V0 engine (its gauges and emitted-tokens counter,
-:data:`~specmodel.vllm.metrics.V0_METRICS`) has no drafts, no per-position counts and not
+:data:`~specmodel.vllm.v0.V0_METRICS`) has no drafts, no per-position counts and not
 the number of speculative tokens: it is refused, naming the V0 format.
 """
 
@@ -12,77 +11,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
 from specmodel.errors import SpecModelError
-from specmodel.safe_input import excerpt
-from specmodel.vllm.metrics import (
-    _EPS,
+from specmodel.safe_input import excerpt, read_limited_text
+from specmodel.vllm.counters import (
     ACCEPTED_PER_POSITION,
     ACCEPTED_TOKENS,
     DRAFT_TOKENS,
     DRAFT_TOKENS_PER_POSITION,
     DRAFTS,
-    LABELS,
-    MAX_INPUT_BYTES,
+    EPS,
     POSITION_LABEL,
-    V0_METRICS,
     SpecDecodeCounters,
     check_counters,
 )
+from specmodel.vllm.v0 import V0_METRICS
 
-# --- rendering ----------------------------------------------------------------------------
-
-#: Help texts vLLM gives them.
-_DOCUMENTATION = {
-    DRAFTS: "Number of spec decoding drafts.",
-    DRAFT_TOKENS: "Number of draft tokens.",
-    ACCEPTED_TOKENS: "Number of accepted tokens.",
-    ACCEPTED_PER_POSITION: "Accepted tokens per draft position.",
-    DRAFT_TOKENS_PER_POSITION: "Draft tokens per draft position.",
-}
-
-
-class _CountersCollector:
-    """A prometheus_client collector that exposes fixed counter values."""
-
-    def __init__(self, counters: SpecDecodeCounters, labels: tuple[str, str]):
-        self.counters, self.labels = counters, list(labels)
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        c = self.counters
-        for name, value in (
-            (DRAFTS, c.num_drafts),
-            (DRAFT_TOKENS, c.num_draft_tokens),
-            (ACCEPTED_TOKENS, c.num_accepted_tokens),
-        ):
-            family = CounterMetricFamily(name, _DOCUMENTATION[name], labels=list(LABELS))
-            family.add_metric(self.labels, float(value))
-            yield family
-        per_position = [(ACCEPTED_PER_POSITION, c.accepted_per_position)]
-        if c.draft_tokens_per_position is not None:
-            per_position.append((DRAFT_TOKENS_PER_POSITION, c.draft_tokens_per_position))
-        for name, values in per_position:
-            family = CounterMetricFamily(name, _DOCUMENTATION[name], labels=[*LABELS, POSITION_LABEL])
-            for position, value in enumerate(values):
-                family.add_metric([*self.labels, str(position)], float(value))
-            yield family
-
-
-def render_exposition(counters: SpecDecodeCounters, model_name: str, engine: str) -> str:
-    """:func:`~specmodel.vllm.metrics.format_exposition`, rendered by ``prometheus_client``."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_CountersCollector(counters, (model_name, engine)))
-    return generate_latest(registry).decode("utf-8")
-
+#: Largest scrape read whole (bytes): far above any real one (vLLM's /metrics is ~100 KB).
+MAX_SCRAPE_BYTES = 64 * 2**20
 
 # --- reading a scrape ---------------------------------------------------------------------
 
@@ -200,7 +152,7 @@ def _notes(c: SpecDecodeCounters) -> tuple[str, ...]:
             "not accepted, which understates later positions"
         )
     if drafted is not None:
-        rates = np.divide(c.accepted_per_position, np.maximum(drafted, _EPS))
+        rates = np.divide(c.accepted_per_position, np.maximum(drafted, EPS))
         rising = [j for j in range(1, gamma) if rates[j] > rates[j - 1] + 1e-12]
         if rising:
             notes.append(
@@ -214,7 +166,7 @@ def _notes(c: SpecDecodeCounters) -> tuple[str, ...]:
 
 def parse_exposition(text: str, source: str = "metrics") -> SpecDecodeCounters:
     """The spec-decode counters in a Prometheus scrape of vLLM (text exposition format),
-    summed over engines and models, checked (:func:`~specmodel.vllm.metrics.check_counters`).
+    summed over engines and models, checked (:func:`~specmodel.vllm.counters.check_counters`).
     One scrape gives the totals since the server started; several scrapes appended to one
     file give the increase from the first to the last, as PromQL's ``rate()`` would. Errors
     name the file (``source``) and, where there is one, the line."""
@@ -240,132 +192,6 @@ def parse_exposition(text: str, source: str = "metrics") -> SpecDecodeCounters:
 
 def load_exposition(path: str | Path, option: str = "--metrics") -> SpecDecodeCounters:
     """Counters from a file holding one or more Prometheus scrapes of vLLM's ``/metrics``
-    (read whole, at most :data:`~specmodel.vllm.metrics.MAX_INPUT_BYTES`)."""
-    return parse_exposition(read_whole(path, option), f"{option} {str(path)!r}")
-
-
-# --- reading files ------------------------------------------------------------------------
-
-
-#: Longest log line parsed (bytes): a line holding a marker must be shorter; any other
-#: line is skipped whatever its length (a request logged with its prompt can be long).
-MAX_LINE_BYTES = 64 * 2**10
-_CHUNK = 2**20
-
-
-@contextmanager
-def _opened(path: str | Path, where: str) -> Iterator[BinaryIO]:
-    """``path`` opened for reading bytes; a one-line error if it is missing, a folder or
-    unreadable (also while it is read)."""
-    try:
-        with open(path, "rb") as handle:
-            yield handle
-    except FileNotFoundError:
-        raise SpecModelError(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise SpecModelError(f"{where} is a folder, not a file") from None
-    except OSError as exc:
-        raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
-
-
-def _binary(where: str, offset: int) -> SpecModelError:
-    return SpecModelError(f"{where} is a binary file (NUL byte at offset {offset}), not text")
-
-
-def read_whole(path: str | Path, option: str, limit: int = MAX_INPUT_BYTES) -> str:
-    """The text of ``path`` (UTF-8, at most ``limit`` bytes, read in chunks so a device such
-    as /dev/zero fails at once), or a one-line error naming ``option`` and the file if it is
-    missing, unreadable, too large, empty or binary."""
+    (read whole, at most :data:`MAX_SCRAPE_BYTES`)."""
     where = f"{option} {str(path)!r}"
-    chunks: list[bytes] = []
-    size = 0
-    with _opened(path, where) as handle:
-        while chunk := handle.read(min(_CHUNK, limit + 1 - size) or 1):
-            if (nul := chunk.find(b"\x00")) >= 0:
-                raise _binary(where, size + nul)
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise SpecModelError(f"{where} is larger than {limit:,} bytes; is it the right file?")
-    data = b"".join(chunks)
-    if not data.strip():
-        raise SpecModelError(f"{where} is empty")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise SpecModelError(f"{where} line {line}: not UTF-8 text (byte {exc.start}); is it a binary file?") from None
-
-
-def marker_lines(path: str | Path, option: str, markers: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
-    """``(line number, line without its end)`` of every line of ``path`` that holds one of
-    ``markers``, found by scanning the bytes a block at a time (memory bounded by the block
-    and :data:`MAX_LINE_BYTES`, whatever the file's size; no line is split unless it holds
-    a marker). One-line errors, naming ``option`` and the file: missing, unreadable, empty,
-    binary (a NUL byte, so /dev/zero fails at once), or a line with a marker that is longer
-    than MAX_LINE_BYTES."""
-    where, keep = f"{option} {str(path)!r}", max(map(len, markers)) - 1
-    tail = markers[0]  # the end all markers share (b" metrics:"), to find them in one search
-    for marker in markers:
-        while not marker.endswith(tail):
-            tail = tail[1:]
-    needles = [tail] if tail else list(markers)
-    number, offset, pending, skipping, blank = 1, 0, b"", False, True
-    with _opened(path, where) as handle:
-        while chunk := handle.read(_CHUNK):
-            if (nul := chunk.find(b"\x00")) >= 0:
-                raise _binary(where, offset + nul)
-            offset += len(chunk)
-            blank = blank and not chunk.strip()
-            if skipping:  # in a line too long to hold a marker: find its end
-                end = chunk.find(b"\n")
-                _no_marker(pending + chunk[: end if end >= 0 else len(chunk)], markers, where, number)
-                if end < 0:
-                    pending = (pending + chunk)[-keep:]
-                    continue
-                skipping, pending, chunk, number = False, b"", chunk[end + 1 :], number + 1
-            buffer = pending + chunk
-            last = buffer.rfind(b"\n") + 1
-            hits, number = _hits(buffer, last, markers, needles, number, where)
-            yield from hits
-            pending = buffer[last:]
-            if len(pending) > MAX_LINE_BYTES:
-                _no_marker(pending, markers, where, number)
-                skipping, pending = True, pending[-keep:]
-    if pending and not skipping:  # a last line without a line break
-        yield from _hits(pending + b"\n", len(pending) + 1, markers, needles, number, where)[0]
-    if blank:
-        raise SpecModelError(f"{where} is empty")
-
-
-def _no_marker(text: bytes, markers: tuple[bytes, ...], where: str, number: int) -> None:
-    for marker in markers:
-        if marker in text:
-            raise SpecModelError(
-                f"{where} line {number} holds {marker.decode()!r} but is longer than {MAX_LINE_BYTES:,} bytes; "
-                "vLLM's metrics lines are far shorter: is the file a log?"
-            )
-
-
-def _hits(
-    buffer: bytes, end: int, markers: tuple[bytes, ...], needles: list[bytes], number: int, where: str
-) -> tuple[list[tuple[int, bytes]], int]:
-    """The lines of ``buffer[:end]`` (whole lines, the first numbered ``number``) that hold a
-    marker (found by searching ``needles``), in order, each at most MAX_LINE_BYTES long;
-    and the number of the line at ``end``."""
-    starts = []
-    for needle in needles:
-        at = buffer.find(needle, 0, end)
-        while at >= 0:
-            if any((k := at + len(needle) - len(m)) >= 0 and buffer.startswith(m, k) for m in markers):
-                starts.append(buffer.rfind(b"\n", 0, at) + 1)
-                at = buffer.find(needle, buffer.find(b"\n", at), end)  # the next line
-            else:
-                at = buffer.find(needle, at + 1, end)
-    hits, counted = [], 0
-    for start in sorted(set(starts)):
-        number += buffer.count(b"\n", counted, start)
-        counted, stop = start, buffer.find(b"\n", start)
-        _no_marker(b"" if stop - start <= MAX_LINE_BYTES else buffer[start:stop], markers, where, number)
-        hits.append((number, buffer[start:stop].rstrip(b"\r")))
-    return hits, number + buffer.count(b"\n", counted, end)
+    return parse_exposition(read_limited_text(Path(path), where, MAX_SCRAPE_BYTES), where)

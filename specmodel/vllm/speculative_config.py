@@ -35,8 +35,8 @@ _SUPPORTED = (
 
 
 @dataclass(frozen=True)
-class Deployment:
-    """What the user says about the drafter."""
+class ServedDrafter:
+    """The drafter a vLLM server runs, as the user names it (``--drafter`` or ``--speculative-config``)."""
 
     drafter: str  #: the drafter (see :mod:`specmodel.model.drafters`) used to cost it
     gamma: int | None  #: num_speculative_tokens, if given (a tree's depth)
@@ -49,7 +49,7 @@ class Deployment:
     def __repr__(self) -> str:
         shown = [f"{k}={getattr(self, k)!r}" for k in ("drafter", "gamma", "description", "note")]
         shown += [f"{k}={v!r}" for k, v in self.layout().items()]
-        return f"Deployment({', '.join(shown)})"
+        return f"ServedDrafter({', '.join(shown)})"
 
     def layout(self) -> dict[str, int]:
         """The scenario fields this deployment fixes (those given)."""
@@ -58,14 +58,14 @@ class Deployment:
         return {k: v for k, v in fields.items() if v is not None}
 
 
-def deployment_from_drafter(drafter: str, target: str | None = None) -> Deployment:
+def served_drafter(drafter: str, target: str | None = None) -> ServedDrafter:
     """A deployment named by one of the model's drafters (gamma: as measured); checked against
     ``target`` if given (:func:`specmodel.vllm.advise.advise` checks it against its target)."""
     if target is None:
         drafter_kind(drafter)
     else:
         check_drafter(drafter, target)
-    return Deployment(drafter=drafter, gamma=None, description=f"drafter {drafter}")
+    return ServedDrafter(drafter=drafter, gamma=None, description=f"drafter {drafter}")
 
 
 def _speculative_tokens(config: dict) -> int | None:
@@ -151,7 +151,7 @@ def _method(config: dict) -> str:
     return "draft_model"
 
 
-def deployment_from_speculative_config(text: str) -> Deployment:
+def served_drafter_from_config(text: str) -> ServedDrafter:
     """Parse vLLM's ``--speculative-config`` JSON, e.g. ``{"method": "ngram",
     "num_speculative_tokens": 3, "prompt_lookup_max": 4}`` or ``{"model": "Qwen/Qwen3-0.6B",
     "num_speculative_tokens": 4}``. Lookup methods cost as ``ngram``; EAGLE and MTP heads as the
@@ -161,9 +161,9 @@ def deployment_from_speculative_config(text: str) -> Deployment:
     A ``draft_tensor_parallel_size`` and a ``speculative_token_tree`` (:func:`token_tree`; its
     depth is then gamma) are read too.
 
-    >>> deployment_from_speculative_config('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}')
-    Deployment(drafter='qwen3-0.6b', gamma=4, description='draft model Qwen/Qwen3-0.6B', note=None)
-    >>> d = deployment_from_speculative_config('{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", '
+    >>> served_drafter_from_config('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}')
+    ServedDrafter(drafter='qwen3-0.6b', gamma=4, description='draft model Qwen/Qwen3-0.6B', note=None)
+    >>> d = served_drafter_from_config('{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", '
     ...     '"draft_tensor_parallel_size": 1, "speculative_token_tree": "[(0,), (1,), (0, 0)]"}')
     >>> d.drafter, d.gamma, d.layout()
     ('eagle', 2, {'draft_tensor_parallel': 1, 'tree_topk': 2, 'verify_tokens': 4})
@@ -188,12 +188,12 @@ def deployment_from_speculative_config(text: str) -> Deployment:
     )
 
 
-def _drafter(config: dict, gamma: int | None) -> Deployment:
-    """The drafter of a parsed --speculative-config (see :func:`deployment_from_speculative_config`)."""
+def _drafter(config: dict, gamma: int | None) -> ServedDrafter:
+    """The drafter of a parsed --speculative-config (see :func:`served_drafter_from_config`)."""
     method = _method(config)
     if method in _LOOKUP_METHODS:
         note = None if method == "ngram" else f"method {method!r} looks drafts up in the text; costed as 'ngram'"
-        return Deployment(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
+        return ServedDrafter(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
     if method in _HEADS or method.endswith("_mtp"):
         head = _HEADS.get(method, "mtp")
         note = (
@@ -201,24 +201,24 @@ def _drafter(config: dict, gamma: int | None) -> Deployment:
             if head == method
             else (f"method {method!r} is costed as the '{head}' head (see specmodel/data/heads.toml)")
         )
-        return Deployment(head, gamma, f"method {method}", note)
+        return ServedDrafter(head, gamma, f"method {method}", note)
     if method in _NEAREST_HEAD:
         head = _NEAREST_HEAD[method]
         note = (
             f"method {method!r} drafts from several target layers' hidden states with a small network of its "
             f"own; costed as the nearest modelled head, '{head}' (see specmodel/data/heads.toml)"
         )
-        return Deployment(head, gamma, f"method {method}", note)
+        return ServedDrafter(head, gamma, f"method {method}", note)
     if method in _OTHER_HEAD_METHODS:
         note = (
             f"method {method!r} drafts with a small head on the target's hidden states; modelled as the "
             "zero-cost 'ngram' drafter (no weights, cache or FLOPs of its own), which flatters it slightly"
         )
-        return Deployment(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
+        return ServedDrafter(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
     if method != "draft_model":
         raise SpecModelError(f"--speculative-config method {method!r} is not modelled; supported: {_SUPPORTED}")
     model = config.get("model")
     key = model.rstrip("/").rsplit("/", 1)[-1].lower() if isinstance(model, str) else None
     if key not in architecture_catalog():
         raise SpecModelError(f"--speculative-config model {model!r} is not modelled; supported: {_SUPPORTED}")
-    return Deployment(key, gamma, f"draft model {model}")
+    return ServedDrafter(key, gamma, f"draft model {model}")

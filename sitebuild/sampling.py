@@ -80,18 +80,6 @@ def acceptance_probability(p, q):
     return np.minimum(np.asarray(p, dtype=float), np.asarray(q, dtype=float)).sum(axis=-1)
 
 
-def lk_divergence(p, q):
-    """``D_LK(p, q) = sum_x |p(x) - M(x)|`` with ``M = (p + q) / 2``, i.e. half the L1
-    distance (Leviathan et al. 2023, arXiv:2211.17192, Definition 3.3); Lemma 3.4 gives
-    ``D_LK = 1 - sum_x min(p, q)``. Over the last axis.
-
-    >>> float(lk_divergence([0.5, 0.5, 0.0], [0.0, 0.5, 0.5]))
-    0.5
-    """
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    return np.abs(p - (p + q) / 2.0).sum(axis=-1)
-
-
 def total_variation_distance(p, q):
     """``TV(p, q) = 1/2 sum_x |p(x) - q(x)|`` over the last axis: how far an empirical
     distribution lies from the one it should follow. Dimensionless, 0..1.

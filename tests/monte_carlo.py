@@ -1,4 +1,4 @@
-"""The engine's view of the modelled system: a seeded Monte Carlo run producing vLLM's counters.
+"""A test double of a vLLM server: a seeded Monte Carlo run of the modelled system producing vLLM's counters.
 
 The run is the model's cohort (:mod:`specmodel.model.cohort`): B sequences start together and
 each generates G = 256 tokens. In every iteration each unfinished sequence drafts gamma
@@ -29,9 +29,11 @@ from specmodel.model.constants import GENERATED_TOKENS
 from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import Scenario
-from specmodel.model.settings import Settings, current
+from specmodel.model.settings import Settings
 from specmodel.model.validation import MAX_GAMMA, check_integer, check_per_position
-from specmodel.vllm.metrics import SpecDecodeCounters, format_exposition, format_log_message, per_position_rate
+from specmodel.vllm.counters import SpecDecodeCounters, per_position_rate
+from specmodel.vllm.log_line import format_log_message
+from tests.exposition import format_exposition
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def simulate(
     >>> run.counters.num_draft_tokens == 4 * run.counters.num_drafts
     True
     """
-    settings = settings or current()
+    settings = settings or Settings()
     grid = scenario_grid(scenario, settings, **fields)
     if grid.concurrency.size != 1:
         raise SpecModelError(f"the engine simulates one scenario at a time; got shape {grid.shape}")
