@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from sitebuild.output import STAMP
-from specmodel.cli import commands, main
+from specmodel.cli import main, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,14 +95,14 @@ def test_an_interrupted_sweep_leaves_no_temporary_file(tmp_path):
             time.sleep(5)
 
     with pytest.raises(KeyboardInterrupt):
-        commands.write_atomically(Frame(), tmp_path / "g.csv")
+        sweep.write_atomically(Frame(), tmp_path / "g.csv")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_sweep_output_has_the_usual_permissions(tmp_path):
     frame = pd.DataFrame({"a": [1, 2]})
     target = tmp_path / "g.csv"
-    commands.write_atomically(frame, target)
+    sweep.write_atomically(frame, target)
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specmodel.cli import commands
+from specmodel.cli import commands, sweep
 from specmodel.cli.options import (
     Parser,
     deployment_options,
@@ -30,7 +30,7 @@ from specmodel.model.settings import Settings
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], str]] = {
     "point": commands.run_point,
-    "sweep": commands.run_sweep,
+    "sweep": sweep.run_sweep,
     "calibrate": commands.run_calibrate,
     "advise": commands.run_advise,
 }
