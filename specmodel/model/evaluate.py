@@ -324,11 +324,10 @@ def _timing(
     out.update({name: np.empty(batch.shape + (len(TIME_PARTS),)) for name in ("spec_parts", "base_parts")})
     if steady.any():
         rows_ = _selected(steady)
-        part = _take(rows_, passes, terms)
         prefill = tgt.flops_per_position(t[rows_] / 2)
         done = steady_timing(
-            part[0],
-            part[1],
+            passes.take(rows_),
+            terms.take(rows_),
             g[rows_],
             batch[rows_],
             generated,
@@ -344,8 +343,9 @@ def _timing(
         survival = cohort.iteration_survival(pmf[needed], generated)  # only the cohort's acceptance rows
         iterations = cohort.expected_iterations(survival)[local]
         table, row = _cohort_table(survival, local, batch[rows_])
-        part = _take(rows_, passes, terms)
-        done = cohort_timing(table, row, part[0], part[1], g[rows_], batch[rows_], generated, iterations)
+        done = cohort_timing(
+            table, row, passes.take(rows_), terms.take(rows_), g[rows_], batch[rows_], generated, iterations
+        )
         for name in out:
             out[name][rows_] = getattr(done, name)
     return Timing(**out)
@@ -355,21 +355,6 @@ def _selected(mask: BoolArray) -> BoolArray | slice:
     """``mask`` as an index of the flat arrays: every row as a slice (views, no copies) when the
     mask selects them all, as it does when a grid's batching is one value."""
     return slice(None) if mask.all() else mask
-
-
-def _take(mask: BoolArray | slice, passes: Passes, terms: EngineTerms) -> tuple[Passes, EngineTerms]:
-    """The passes and engine terms of the scenarios selected by ``mask`` (flat)."""
-
-    def part(x: Any) -> Any:
-        return x[mask] if np.ndim(x) else x
-
-    def price(pp: PassPrice) -> PassPrice:
-        return PassPrice(**{f: part(getattr(pp, f)) for f in pp.__dataclass_fields__})
-
-    return (
-        Passes(*(price(getattr(passes, f)) for f in ("verify", "draft", "plain", "once"))),
-        EngineTerms(**{f: part(getattr(terms, f)) for f in terms.__dataclass_fields__}),
-    )
 
 
 def _capacity(

@@ -142,6 +142,10 @@ class PassPrice:
     experts: Numeric = 1.0  #: E, experts per MoE layer
     experts_per_token: Numeric = 1.0  #: k, experts each token routes to
 
+    def take(self, rows: Any) -> PassPrice:
+        """The passes of the scenarios ``rows`` selects (a mask or a slice of flat arrays)."""
+        return PassPrice(**{f: _rows(getattr(self, f), rows) for f in self.__dataclass_fields__})
+
     def weights_read(self, batch: Numeric) -> Numeric:
         """Weight bytes the pass reads, whole: ``W + e x E(1 - (1 - k/E)^(B Q))`` (e: one
         expert's bytes; the second term is 0 for a dense model)."""
@@ -273,3 +277,8 @@ def kv_read_length(context: Numeric, generated_tokens: int, kv_read_fraction: fl
     2176.0
     """
     return np.asarray(context, dtype=float) + kv_read_fraction * generated_tokens
+
+
+def _rows(value: Any, rows: Any) -> Any:
+    """``value[rows]`` for an array, ``value`` itself for a scalar shared by every row."""
+    return value[rows] if np.ndim(value) else value

@@ -25,7 +25,7 @@ import numpy as np
 from specmodel.model import cohort
 from specmodel.model.passes import PassPrice
 from specmodel.model.roofline import combined_time
-from specmodel.model.types import FloatArray, IntArray, Numeric
+from specmodel.model.types import BoolArray, FloatArray, IntArray, Numeric
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ class EngineTerms:
     lookup: FloatArray  #: t_n per sequence per iteration of a drafter that drafts by lookup (0 for the others)
     iteration: FloatArray  #: t_i per speculative iteration
     overlap: FloatArray  #: p of the memory/arithmetic combination (inf: max)
+
+    def take(self, rows: BoolArray | slice) -> EngineTerms:
+        """The terms of the scenarios ``rows`` selects."""
+        return EngineTerms(**{f: getattr(self, f)[rows] for f in self.__dataclass_fields__})
 
 
 #: Where the wall clock goes, in this order: reading the target's weights and its caches,
@@ -95,6 +99,10 @@ class Passes:
     draft: PassPrice
     plain: PassPrice
     once: PassPrice  #: what the drafter reads once per iteration (EAGLE-3's fused projection; nothing for most)
+
+    def take(self, rows: BoolArray | slice) -> Passes:
+        """The passes of the scenarios ``rows`` selects."""
+        return Passes(self.verify.take(rows), self.draft.take(rows), self.plain.take(rows), self.once.take(rows))
 
 
 def smooth_pass_time_sum(
