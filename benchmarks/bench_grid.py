@@ -1,63 +1,147 @@
-"""Benchmark: the default grid, vectorised vs one scenario at a time.
+"""Benchmark: the sweep's time and peak memory, and the cohort's cost in the generated tokens.
 
-Prints the grid size, the vectorised time (best of several runs), the scalar path's time
-over the same scenarios, and the ratio. Targets (issue 2): vectorised under 1 s on
-2 cores, at least 50x faster than the scalar path.
+Each case runs in a subprocess of its own and reports its wall time and its peak resident
+memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), so cases do not pollute each other:
 
-    python benchmarks/bench_grid.py              # scalar path over 5,000 random scenarios, extrapolated
-    python benchmarks/bench_grid.py --scalar 0   # scalar path over all 52,800 (about 6 minutes)
+* ``specmodel sweep`` over the default grid, to CSV and to Parquet;
+* the same for a grid ten times the default (100 alphas instead of 10), which must run in
+  about the same memory (issue 21: written a chunk at a time);
+* one point at 65,536 generated tokens (Llama-3.1-8B, whose context holds them), with the
+  article's roofline (``ideal``) and with vLLM's engine as a cohort (the smooth overlap, summed
+  iteration by iteration over the window); target under 1 s;
+* the default grid evaluated (no file) at 256 and at 4,096 generated tokens; target: the
+  second within 3x the first.
+
+Figures, not assertions: the machine's load moves them.
+
+    python benchmarks/bench_grid.py
+    python benchmarks/bench_grid.py --root /tmp/old-src   # the same cases on another source tree
+    python benchmarks/bench_grid.py --only point,g256
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-import numpy as np
+ROOT = Path(__file__).resolve().parents[1]
+#: The ten-times grid: 100 alphas, 0.500 to 0.995 (the default has 10).
+WIDE_ALPHAS = [round(0.5 + 0.005 * i, 3) for i in range(100)]
+POINT = {"target": "llama-3.1-8b", "drafter": "llama-3.2-1b", "context": 1024, "generated_tokens": 65_536}
 
-from specmodel import evaluate
-from specmodel.grid import grid_mesh
+
+def _sweep_cli(out: Path, *extra: str) -> None:
+    from specmodel.cli import main
+
+    if main(["sweep", "--out", str(out), *extra]) != 0:
+        raise SystemExit("sweep failed")
+
+
+def _wide(out: Path) -> None:
+    from specmodel import grid
+
+    if hasattr(grid, "plan_sweep"):  # written a chunk at a time
+        from specmodel.cli.sweep import write_atomically
+
+        write_atomically(grid.plan_sweep(alpha=WIDE_ALPHAS).frames(), out)
+    else:  # older trees: the whole table at once
+        grid.sweep(alpha=WIDE_ALPHAS).to_parquet(out, index=False)
+
+
+def _point(engine: str) -> None:
+    from specmodel import evaluate
+
+    batching = {"batching": "cohort", "concurrency": 64} if engine == "vllm" else {}
+    evaluate(engine=engine, **POINT, **batching)
+
+
+def _grid(generated: int) -> None:
+    from specmodel import evaluate
+    from specmodel.grid import grid_mesh
+
+    evaluate(**grid_mesh(), generated_tokens=generated)
+
+
+def run_case(name: str, folder: Path) -> None:
+    """One case, in this process; prints ``{"seconds", "peak_mib"}``."""
+    cases = {
+        "csv": lambda: _sweep_cli(folder / "grid.csv"),
+        "parquet": lambda: _sweep_cli(folder / "grid.parquet"),
+        "wide-parquet": lambda: _wide(folder / "wide.parquet"),
+        "point": lambda: _point("ideal"),
+        "point-vllm": lambda: _point("vllm"),
+        "g256": lambda: _grid(256),
+        "g4096": lambda: _grid(4096),
+    }
+    for module in ("specmodel.cli", "specmodel.grid"):  # importing is not the case's time
+        importlib.import_module(module)
+
+    start = time.perf_counter()
+    cases[name]()
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(json.dumps({"seconds": seconds, "peak_mib": peak}))
+
+
+CASES = ("csv", "parquet", "wide-parquet", "point", "point-vllm", "g256", "g4096")
+LABELS = {
+    "csv": "default sweep, CSV",
+    "parquet": "default sweep, Parquet",
+    "wide-parquet": "10x grid, Parquet",
+    "point": "point, G = 65,536 (ideal)",
+    "point-vllm": "point, G = 65,536 (vllm cohort)",
+    "g256": "default grid, G = 256",
+    "g4096": "default grid, G = 4,096",
+}
+
+
+def measure(name: str, root: Path) -> dict[str, float]:
+    """``name`` in a fresh interpreter on the source tree ``root``."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(
+            [sys.executable, __file__, "--case", name, "--folder", folder],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}  # type: ignore[dict-item]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="vectorised runs; the best is reported")
-    parser.add_argument(
-        "--scalar",
-        type=int,
-        default=5000,
-        help="scalar-path scenarios to time (0: all of them; else a random sample, extrapolated)",
-    )
+    parser.add_argument("--root", type=Path, default=ROOT, help="source tree to measure (default: this one)")
+    parser.add_argument("--only", default=",".join(CASES), help=f"cases, comma-separated: {', '.join(CASES)}")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-
-    mesh = grid_mesh()
-    n = mesh["concurrency"].size
-    times = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        vectorised = evaluate(**mesh)
-        times.append(time.perf_counter() - start)
-    best = min(times)
-    grid = {k: v.ravel() for k, v in mesh.items()}
-    flat_speedup = vectorised.speedup.ravel()
-
-    rng = np.random.default_rng(0)
-    sample = np.arange(n) if args.scalar in (0, n) else np.sort(rng.choice(n, size=min(args.scalar, n), replace=False))
-    start = time.perf_counter()
-    scalar = np.empty(len(sample))
-    for out, i in enumerate(sample):
-        scalar[out] = evaluate(**{k: v[i].item() for k, v in grid.items()}).speedup
-    scalar_time = (time.perf_counter() - start) * n / len(sample)
-    max_diff = np.max(np.abs(scalar - flat_speedup[sample]) / flat_speedup[sample])
-
-    print(f"cores available      {os.cpu_count()}")
-    print(f"scenarios            {n:,}")
-    print(f"vectorised           {best:.3f} s (best of {args.repeats}; median {np.median(times):.3f} s)  target < 1 s")
-    what = "all scenarios" if len(sample) == n else f"{len(sample):,} sampled, extrapolated to {n:,}"
-    print(f"scalar path          {scalar_time:.1f} s ({what}; {1e3 * scalar_time / n:.2f} ms per scenario)")
-    print(f"ratio                {scalar_time / best:.0f}x  target >= 50x")
-    print(f"max relative diff    {max_diff:.1e} (scalar vs vectorised speedup)")
+    if args.case:
+        run_case(args.case, args.folder)
+        return
+    print(f"source tree          {args.root}")
+    print(f"cores available      {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
+    results = {}
+    for name in args.only.split(","):
+        results[name] = r = measure(name, args.root)
+        shown = r.get("error") or f"{r['seconds']:8.2f} s   peak {r['peak_mib']:7.0f} MiB"
+        print(f"{LABELS[name]:33s}{shown}", flush=True)
+    if {"g256", "g4096"} <= results.keys() and "error" not in results["g256"] and "error" not in results["g4096"]:
+        ratio = results["g4096"]["seconds"] / results["g256"]["seconds"]
+        print(f"{'G = 4,096 over G = 256':33s}{ratio:8.2f}x  target <= 3x")
+    if "point" in results and "error" not in results["point"]:
+        print(f"{'point target':33s}{'met' if results['point']['seconds'] < 1 else 'missed'} (< 1 s)")
 
 
 if __name__ == "__main__":

@@ -25,11 +25,12 @@ from sitebuild.claims import article_claims
 from sitebuild.config import SiteSettings, load_site_settings
 from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.numbers import Number, article_numbers
-from sitebuild.output import check_destination, write_tree
+from sitebuild.output import check_destination, named, run_build, tidy, write_tree
 from sitebuild.paths import MEASUREMENTS, ROOT
-from specmodel.errors import SpecModelError
+from specmodel.cli import write_stdout
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
+from specmodel.progress import progress
 
 
 def simulator_settings(settings: SiteSettings) -> dict[str, dict[str, object]]:
@@ -281,7 +282,7 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     settings = deployment.resolved(settings)
     links = simulator_settings(settings)
     files: dict[str, str | bytes] = {}
-    for spec in FIGURES:
+    for spec in progress(FIGURES, "figures", total=len(FIGURES), unit="figure"):
         files.update(figure_files(spec, settings, links.get(spec.id)))
     # The calibration table is the article's deployment and constants against the article.
     files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
@@ -338,24 +339,45 @@ def main(argv: list[str] | None = None) -> int:
         "big_draft); the whole site is computed for it",
     )
     args = parser.parse_args(argv)
+    return run_build("build_figures.py", args.out, lambda: build(args), write_stdout)
+
+
+def planned_paths() -> set[str]:
+    """Files every build writes, known before computing (to refuse a user's file in the way early)."""
+    ids, folder = [spec.id for spec in FIGURES], FIGDATA.removeprefix("generated/")
+    figures = {f"figures/{i}.html" for i in ids} | {f"{folder}{i}.{ext}" for i in ids for ext in ("json", "csv")}
+    return figures | {f"outputs/{name}.txt" for name in CLI_EXAMPLES} | {"settings.json", "numbers.json", "claims.json"}
+
+
+def build(args: argparse.Namespace) -> str:
+    """Check the destination (before computing anything), compute every file and write them,
+    keeping the user's files there; returns the report to print."""
     start = time.perf_counter()
-    try:
-        check_destination(args.out)  # before computing anything
-        settings = load_site_settings(args.config) if args.config is not None else SiteSettings()
-        files = outputs(settings, args.calibration)
-        write_tree(files, args.out)
-    except SpecModelError as exc:
-        print(f"build_figures.py: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"build_figures.py: error: cannot write {args.out}: {exc}", file=sys.stderr)
-        return 1
+    for note in tidy(args.out):
+        print(f"build_figures.py: {note}", file=sys.stderr)
+    check_destination(args.out, planned_paths())
+    settings = load_site_settings(args.config) if args.config is not None else SiteSettings()
+    files = outputs(settings, args.calibration)
+    kept = write_tree(files, args.out)
+    if kept:
+        print(f"build_figures.py: {kept_note(kept, args.out)}", file=sys.stderr)  # the user's files, kept
+    return summary(files, args.out, time.perf_counter() - start)
+
+
+def kept_note(kept: list[str], destination: Path) -> str:
+    """The line naming the user's files a build kept in ``destination``."""
+    return f"kept {len(kept)} file(s) in {destination} that build_figures.py did not write: {named(kept)}"
+
+
+# --- running a build --------------------------------------------------------------------------
+
+
+def summary(files: dict[str, str | bytes], destination: Path, seconds: float) -> str:
+    """What a build prints: each file with its size, and the total."""
     sizes = {rel: len(content if isinstance(content, bytes) else content.encode()) for rel, content in files.items()}
-    for rel, size in sorted(sizes.items()):
-        print(f"  {rel:<28} {size:>9,} bytes")
-    total = sum(sizes.values())
-    print(f"wrote {len(files)} files ({total:,} bytes) to {args.out} in {time.perf_counter() - start:.2f} s")
-    return 0
+    lines = [f"  {rel:<28} {size:>9,} bytes" for rel, size in sorted(sizes.items())]
+    lines.append(f"wrote {len(files)} files ({sum(sizes.values()):,} bytes) to {destination} in {seconds:.2f} s")
+    return "\n".join(lines) + "\n"
 
 
 __all__ = ["FIGDATA", "FIGURES", "figure_fragment", "main", "outputs"]

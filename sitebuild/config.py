@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from pydantic import Field, model_validator
 
 from specmodel.model.drafters import DrafterKind, check_drafter
+from specmodel.model.layout import check_parallelism
 from specmodel.model.settings import Deployment, Settings
 from specmodel.safe_input import excerpt, load_config_file, validated
 
@@ -25,6 +27,15 @@ class ArticleDeployment(Deployment):
     @model_validator(mode="after")
     def _big_draft_serves(self) -> ArticleDeployment:
         check_drafter(self.big_draft, self.target, kinds=(DrafterKind.MODEL,))
+        return self
+
+    @model_validator(mode="after")
+    def _gpus_hold_the_split(self) -> ArticleDeployment:
+        """A ``tensor_parallel`` the card's group and the models' heads allow, checked when the
+        file is read rather than halfway through the build."""
+        if self.tensor_parallel is not None:
+            drafters = np.array([self.draft, self.big_draft])
+            check_parallelism(self.tensor_parallel, None, self.hardware, self.target, drafters)
         return self
 
 

@@ -57,6 +57,17 @@ def plain(value: float, decimals: int = 2, unit: str = "") -> str:
     return f"{text} {unit}" if unit else text
 
 
+def shown(value: float) -> str:
+    """A number as a message echoes it: a whole number without decimals, any other as Python's
+    shortest form (never numpy's ``np.float64(...)``, never hundreds of digits).
+
+    >>> shown(float("nan")), shown(3.0), shown(0.25), shown(-2), shown(1e300)
+    ('nan', '3', '0.25', '-2', '1e+300')
+    """
+    x = float(value)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
+
+
 def gib(byte_count: float, decimals: int = 1) -> str:
     """Bytes in GiB: ``15.3 GiB``.
 

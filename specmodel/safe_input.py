@@ -1,5 +1,6 @@
 """Reading what a user hands us, within bounds: files of limited size read whole, logs of any
-size streamed line by line, YAML without aliases, records validated with one-line errors.
+size streamed line by line, records validated with one-line errors; structured text (YAML,
+TOML, JSON) is :mod:`specmodel.structured_input`'s.
 
 Every reader here raises :class:`~specmodel.errors.SpecModelError` with one line that names
 the input and never echoes more than a short excerpt of it.
@@ -12,10 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from specmodel.errors import SpecModelError
+from specmodel.structured_input import excerpt as excerpt  # re-exported: every reader's messages use it
+from specmodel.structured_input import load_toml_text, load_yaml_text
 
 #: Largest configuration or table file read whole (bytes): far above any real one.
 MAX_TEXT_BYTES = 1 << 20
@@ -24,14 +26,15 @@ MAX_TEXT_BYTES = 1 << 20
 _Record = TypeVar("_Record", bound=BaseModel)
 
 
-def excerpt(text: object, limit: int = 60) -> str:
-    """``repr`` of ``text`` cut to ``limit`` characters (``...`` marks the cut).
+def path_text(path: str | Path, limit: int = 120) -> str:
+    """A file's path as a message names it: quoted, its end kept if it is long (the name
+    matters most).
 
-    >>> excerpt("x" * 100, 10)
-    "'xxxxxx..."
+    >>> path_text("/tmp/" + "d" * 200 + "/vllm.log", 30)
+    "'...dddddddddddddddd/vllm.log'"
     """
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+    text = str(path)
+    return repr(text) if len(text) <= limit else repr("..." + text[-(limit - 5) :])
 
 
 def read_limited_text(path: str | Path, where: str, limit: int = MAX_TEXT_BYTES) -> str:
@@ -157,30 +160,6 @@ def _hits(
     return hits, number + buffer.count(b"\n", counted, end)
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing aliases (``*name``): a handful of nested aliases expands
-    to billions of nodes (the "billion laughs"), and a configuration never needs one."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.constructor.ConstructorError(
-                None, None, "aliases (*name) are not allowed in a configuration", event.start_mark
-            )
-        return super().compose_node(parent, index)
-
-
-def load_yaml_text(text: str, where: str) -> Any:
-    """YAML without aliases, as plain Python data; a one-line error otherwise."""
-    try:
-        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1})" if mark is not None else ""
-        raise SpecModelError(f"{where} is not valid YAML{at}: {excerpt(first, 120)}") from None
-
-
 def validated_records(records: Iterable[dict[str, Any]], record_type: type[_Record], where: str) -> list[_Record]:
     """Each CSV record (numbered from line 2, after the header) validated as ``record_type``;
     the first bad one is one line naming the line, the field, the value and what is wrong."""
@@ -205,9 +184,9 @@ def validated(model: type[_Record], data: Any, where: str) -> _Record:
         for err in exc.errors():
             loc = ".".join(str(x) for x in err["loc"]) or where
             if err["type"] == "extra_forbidden":
-                problems.append(f"unknown setting {loc!r}; allowed: {_allowed_at(model, loc)}")
+                problems.append(f"unknown setting {excerpt(loc)}; allowed: {_allowed_at(model, loc)}")
             else:
-                problems.append(f"{loc}: {err['msg']} (got {excerpt(err.get('input'))})")
+                problems.append(f"{excerpt(loc, 80)[1:-1]}: {err['msg']} (got {excerpt(err.get('input'))})")
         raise SpecModelError(f"{where}: " + "; ".join(problems)) from None
     except SpecModelError as exc:
         raise SpecModelError(f"{where}: {exc}") from None
@@ -224,19 +203,15 @@ def _allowed_at(model: type[BaseModel], loc: str) -> str:
 
 def load_config_file(path: Path, where: str) -> dict[str, Any]:
     """A TOML (``.toml``) or YAML (``.yaml``/``.yml``) file of settings, as a table (an empty file:
-    an empty table); a one-line error for anything else."""
-    import tomllib
-
+    an empty table), within the bounds of :mod:`specmodel.structured_input`; a one-line error
+    for anything else."""
     if not path.is_file():
         raise SpecModelError(f"{where} is not a file")
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".yaml", ".yml"):
-        raise SpecModelError(f"{where}: unknown format {suffix or '(none)'!r}; allowed: .toml, .yaml, .yml")
+        raise SpecModelError(f"{where}: unknown format {excerpt(suffix or '(none)')}; allowed: .toml, .yaml, .yml")
     text = read_limited_text(path, where)
-    try:
-        data = tomllib.loads(text) if suffix == ".toml" else load_yaml_text(text, where)
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecModelError(f"{where} is not valid TOML: {excerpt(str(exc).splitlines()[0], 120)}") from None
+    data = load_toml_text(text, where) if suffix == ".toml" else load_yaml_text(text, where)
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate
 from specmodel.model.acceptance import tokens_per_iteration_pmf
-from specmodel.model.cohort import iteration_survival
 from specmodel.model.constants import GENERATED_TOKENS
 from specmodel.vllm.counters import per_position_rate
 from specmodel.vllm.logs import counters_from_log, parse_log
 from specmodel.vllm.prometheus import parse_exposition
+from tests.cohort_reference import iteration_survival
 from tests.exposition import format_exposition
 from tests.monte_carlo import engine_log, simulate, simulate_counters, simulate_per_position
 

@@ -307,7 +307,7 @@ def test_cli_mean_acceptance_length_reports_the_alpha_it_used(m, gamma):
         (["--alpha", "0.5", "--mean-acceptance-length", "2"], "give the acceptance one way"),
         (["--per-position", "0.5", "--alpha", "0.6"], "give the acceptance one way"),
         (["--batching", "bogus"], "'bogus'"),
-        (["--per-position", ","], "needs at least one rate"),
+        (["--per-position", ","], "is empty"),
     ],
 )
 def test_bad_acceptance_input_is_one_line_and_exit_2(args, needle):

@@ -11,7 +11,8 @@ from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import first_rung, rung, slower
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import name, percent, plain, times
+from sitebuild.numbers.text import Number, name, percent, plain, times
+from sitebuild.numbers.text import gib as gib_number
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.formatting import gib
 from specmodel.measurements import error_summary
@@ -100,6 +101,60 @@ def mi300x_links(settings: SiteSettings) -> Said:
     h4, m4 = _mi300x_eagle(settings, "h100-sxm", 4), _mi300x_eagle(settings, "mi300x", 4)
     higher = bool(np.all(m4.verify_communication_share > h4.verify_communication_share))
     return claim("mi300x_links", "higher" if higher else "lower", {}, MI300X_LINKS)
+
+
+B70_FITS = {
+    "from": "From {first_unfit} sequences the workload no longer fits on four GPUs (open markers).",
+    "always": "The workload fits on four GPUs at every rung of the ladder.",
+    "never": "The workload does not fit on four GPUs even at one sequence: every marker is open, and the model's "
+    "speedups describe a server whose memory could not hold it.",
+}
+
+
+def b70_fits(settings: SiteSettings) -> Said:
+    """From how many sequences the ShareGPT workload with the draft model no longer fits on four GPUs."""
+    draft = multi.workload_series(settings)["llama-3.2-1b"]
+    unfit = ~np.asarray(multi.evaluate_series(settings, draft).fits, dtype=bool)
+    first = first_rung(LADDER, unfit)
+    outcome = "always" if first is None else "never" if first == LADDER[0] else "from"
+    return claim("b70_fits", outcome, {"first_unfit": rung(first)}, B70_FITS)
+
+
+MI300X_ONE = {
+    "fits": "One MI300X holds the 70B model and its draft ({hbm_b1} at one sequence), with room for {b_one} "
+    "sequences of the ShareGPT workload;",
+    "unfit": "One MI300X does not hold the 70B model and its draft: at one sequence they need {hbm_b1}, against "
+    "{usable} usable;",
+}
+MI300X_MORE = {
+    "all": "two hold {b_two} and four {b_four}, against {b_h100} on four H100s.",
+    "some": "sequences of the ShareGPT workload that fit: {b_two} on two of them, {b_four} on four, and {b_h100} "
+    "on four H100s.",
+    "none": "nor do two or four of them, or four H100s, hold one sequence of the ShareGPT workload.",
+}
+#: The deployments whose room the MI300X sentence compares: value name -> (hardware, GPUs).
+ROOM = {"b_one": ("mi300x", 1), "b_two": ("mi300x", 2), "b_four": ("mi300x", 4), "b_h100": ("h100-sxm", 4)}
+
+
+def _room(b: float) -> Number:
+    """The sequences a deployment has room for; ``none`` rather than a 0 where not one fits."""
+    return plain(b, 0) if b > 0 else phrase("none")
+
+
+def mi300x_memory(settings: SiteSettings) -> Said:
+    """How many ShareGPT sequences the 70B model and its draft leave room for on one, two and
+    four MI300X and on four H100s, and whether one MI300X holds them at all."""
+    draft = multi.workload_series(settings)["llama-3.2-1b"]
+    room = {k: multi.evaluate_series(settings, draft, concurrency=1, hardware=h, tensor_parallel=g)
+            for k, (h, g) in ROOM.items()}  # fmt: skip
+    counts = {k: float(e.max_concurrency) for k, e in room.items()}
+    values = {k: _room(b) for k, b in counts.items()}
+    values["hbm_b1"] = gib_number(float(room["b_one"].memory_required_bytes))
+    values["usable"] = gib_number(float(room["b_one"].usable_memory_bytes))
+    others = [counts[k] > 0 for k in ("b_two", "b_four", "b_h100")]
+    more = "all" if all(others) else "some" if any(others) else "none"
+    facets = [("one MI300X", "fits" if counts["b_one"] > 0 else "unfit", MI300X_ONE), ("more GPUs", more, MI300X_MORE)]
+    return composed("mi300x_memory", facets, values)
 
 
 MI300X_PER_GPU = {
@@ -205,4 +260,14 @@ def moe_curves(settings: SiteSettings) -> Said:
     return composed("moe_curves", facets, values)
 
 
-CLAIMS = (b70_predictions, b70_ladder, mi300x_links, mi300x_per_gpu, tree_width, moe_premise, moe_curves)
+CLAIMS = (
+    b70_predictions,
+    b70_ladder,
+    b70_fits,
+    mi300x_memory,
+    mi300x_links,
+    mi300x_per_gpu,
+    tree_width,
+    moe_premise,
+    moe_curves,
+)

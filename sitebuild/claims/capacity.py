@@ -10,6 +10,7 @@ from sitebuild.claims.words import count, first_rung, rung, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import gib, percent, plain, times
+from specmodel.model import constants as declared
 from specmodel.model.memory import cards_needed
 from specmodel.model.scenario import TENSOR_PARALLEL
 from specmodel.model.specs import get_hardware
@@ -151,4 +152,20 @@ def batch_room(settings: SiteSettings) -> Said:
     return claim("batch_room", outcome, values, BATCH_ROOM)
 
 
-CLAIMS = (fits_ladder, fits_more_gpus, batch_room)
+MEMORY_SHARE = {
+    "default": "by default",
+    "set": "in this build, against {default} by default",
+}
+
+
+def memory_share(settings: SiteSettings) -> Said:
+    """Whether the share of each GPU's memory the server may use (the number
+    ``gpu_memory_utilization``, printed before it) is the model's default (vLLM's) or the build's
+    configuration set it."""
+    share = settings.constants.GPU_MEMORY_UTILIZATION
+    values = {"default": percent(declared.GPU_MEMORY_UTILIZATION)}
+    return claim("memory_share", "default" if share == declared.GPU_MEMORY_UTILIZATION else "set", values,
+                 MEMORY_SHARE)  # fmt: skip
+
+
+CLAIMS = (memory_share, fits_ladder, fits_more_gpus, batch_room)

@@ -84,7 +84,23 @@ CARDS_CAPACITY = {
     "differ_share": "What the cards change is how many sequences fit. At a 2,048-token prompt the first rung that "
     "does not fit (open markers) is {first_unfit} sequences on the three cards. The draft model's cache takes "
     "{shares} of the batch: plain decoding fits {plain} sequences, with the draft {draft}.",
+    "some_unfit": "What the cards change is how many sequences fit. At a 2,048-token prompt the first rung that "
+    "does not fit (open markers) is {first_unfit} sequences on the three cards: plain decoding fits {plain} "
+    "sequences, with the draft {draft}, so on some of them the model does not fit at all.",
+    "none_fit": "What the cards would change is how many sequences fit, but here none does: on none of the three "
+    "cards does one sequence of a 2,048-token prompt fit in the usable memory, with the draft or without, and every "
+    "marker of the figure is open.",
 }
+
+
+def _capacity_outcome(plain_b: np.ndarray, shares: np.ndarray) -> str:
+    """``none_fit`` if no card holds one plain sequence, ``some_unfit`` if one of them does not,
+    else whether the draft's share of the batch is about the same on every card."""
+    if not plain_b.any():
+        return "none_fit"
+    if not plain_b.all():
+        return "some_unfit"
+    return "same_share" if float(np.ptp(shares)) < 0.03 else "differ_share"
 
 
 def cards_capacity(settings: SiteSettings) -> Said:
@@ -101,8 +117,7 @@ def cards_capacity(settings: SiteSettings) -> Said:
         "draft": _listed([plain(b, 0) for b in draft_b]),
         "shares": _listed([percent(x) for x in shares]),
     }
-    outcome = "same_share" if float(np.ptp(shares)) < 0.03 else "differ_share"
-    return claim("cards_capacity", outcome, values, CARDS_CAPACITY)
+    return claim("cards_capacity", _capacity_outcome(plain_b, shares), values, CARDS_CAPACITY)
 
 
 CLAIMS = (cards_ratio, cards_ridge, cards_capacity)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild.claims.core import Said, claim, composed
+from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.serving import HIGH_TARGET_RUNG, LOW_TARGET_RUNG, PLAIN, _order, latency_target, served
 from sitebuild.claims.words import first_rung, not_faster, rung, verdict
 from sitebuild.config import SiteSettings
@@ -126,6 +126,8 @@ RULE_LATENCY_LOW = {
     "spec_only": "at a slower one ({low}) still only speculation keeps up.",
     "plain_only": "at a slower one ({low}) only plain decoding fits and keeps up.",
     "none": "nor a slower one ({low}).",
+    "same": "plain decoding's rate per user at 64 sequences rounds down to the same target, so there is no slower "
+    "one to compare.",
 }
 RULE_LATENCY_END = {"": "Know which of the two your service is paid for before you compare any numbers."}
 
@@ -135,10 +137,11 @@ def rule_latency(settings: SiteSettings) -> Said:
     draft = settings.deployment.draft
     high, low = latency_target(settings, HIGH_TARGET_RUNG), latency_target(settings, LOW_TARGET_RUNG)
     th, tl = served(settings, high, (draft,)), served(settings, low, (draft,))
-    ratio = th[draft].total / th[PLAIN].total if th[PLAIN].total > 0 else float("nan")
-    values = {"high": plain(high, 0), "low": plain(low, 0), "ratio_high": times(ratio)}
-    facets = [("fast target", _order(th, draft), RULE_LATENCY_HIGH), ("slow target", _order(tl, draft),
-              RULE_LATENCY_LOW), ("end", "", RULE_LATENCY_END)]  # fmt: skip
+    ratio = times(th[draft].total / th[PLAIN].total) if th[PLAIN].total > 0 else phrase("none")
+    values = {"high": plain(high, 0), "low": plain(low, 0), "ratio_high": ratio}
+    slow = "same" if low >= high else _order(tl, draft)
+    facets = [("fast target", _order(th, draft), RULE_LATENCY_HIGH), ("slow target", slow, RULE_LATENCY_LOW),
+              ("end", "", RULE_LATENCY_END)]  # fmt: skip
     return composed("rule_latency", facets, values)
 
 

@@ -107,6 +107,8 @@ LATENCY_LOW = {
     "({t_plain} tokens/s) and {draft} {b_draft} ({t_draft}); n-gram lookup serves {b_ngram} ({t_ngram}).",
     "spec_more": "At {target} tokens/s per user {draft} still serves more: {b_draft} sequences ({t_draft} "
     "tokens/s) against {b_plain} ({t_plain}) for plain decoding; n-gram lookup serves {b_ngram} ({t_ngram}).",
+    "same": "A slower target, plain decoding's rate per user at 64 sequences, rounds down to the same {target} "
+    "tokens/s here: there is no second target to compare.",
 }
 
 
@@ -117,8 +119,12 @@ def latency_high(settings: SiteSettings) -> Said:
 
 
 def latency_low(settings: SiteSettings) -> Said:
-    """Who serves most at a slower per-user target (plain decoding's rate at 64 sequences)."""
-    values, table = _values(settings, latency_target(settings, LOW_TARGET_RUNG))
+    """Who serves most at a slower per-user target (plain decoding's rate at 64 sequences);
+    ``same`` where that rate rounds down to the fast target, so there is no second target."""
+    low = latency_target(settings, LOW_TARGET_RUNG)
+    if low >= latency_target(settings, HIGH_TARGET_RUNG):
+        return claim("latency_low", "same", {"target": plain(low, 0)}, LATENCY_LOW)
+    values, table = _values(settings, low)
     return claim("latency_low", _order(table, settings.deployment.draft), values, LATENCY_LOW)
 
 

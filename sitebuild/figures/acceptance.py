@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -53,7 +55,10 @@ def alpha_sweep(
 
 def _breakeven_line(fig: go.Figure, a0: float, color: str) -> dict:
     """A dotted line up to 1x at the break-even alpha, labelled at its foot; returns the
-    narrow variant's label (the number alone: the two labels would overlap)."""
+    narrow variant's label (the number alone: the two labels would overlap). Nothing where the
+    curve never crosses 1x (``a0`` is NaN): there is no break-even to mark."""
+    if not math.isfinite(a0):
+        return {}
     fig.add_trace(
         go.Scatter(
             x=[a0, a0],

@@ -12,7 +12,6 @@ import numpy as np
 
 from sitebuild import figures_data_multigpu as multi
 from sitebuild.config import SiteSettings
-from sitebuild.numbers.common import LADDER
 from sitebuild.numbers.text import Number, first_where, gib, name, percent, plain, times
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary
@@ -23,12 +22,11 @@ from specmodel.model.specs import get_architecture, get_hardware
 
 #: How the prose names each measured drafter in a number's key.
 ROLE = {"llama-3.2-1b": "draft", "eagle": "eagle", "ngram": "ngram"}
-#: Which deployments' numbers the page quotes: all-reduce shares at 64 sequences, the EAGLE
-#: head's speedups, and the batch that fits.
+#: Which deployments' numbers the page quotes: all-reduce shares at 64 sequences and the EAGLE
+#: head's speedups (the batch that fits is a claim, :func:`sitebuild.claims.beyond.mi300x_memory`).
 QUOTED_B1 = ("h100_tp4", "h100_tp8", "mi300x_tp4", "mi300x_tp8")
 QUOTED_B64 = ("h100_tp4", "mi300x_tp4")
 QUOTED_EAGLE = ("h100_tp4", "mi300x_tp1", "mi300x_tp2", "mi300x_tp4")
-QUOTED_MEMORY = ("h100_tp4", "mi300x_tp1", "mi300x_tp2", "mi300x_tp4")
 #: Deployments whose numbers the page quotes, by key: (hardware, GPUs).
 CARDS = {
     "h100_tp4": ("h100-sxm", 4),
@@ -64,7 +62,6 @@ def measured_numbers(settings: SiteSettings) -> dict[str, Number]:
         "b70_min_tp": first_where(tps, fits),
         "b70_allreduces": plain(float(parallel.allreduces_per_pass(target.num_hidden_layers, multi.BIG_TP)), 0),
         "b70_layers": plain(target.num_hidden_layers, 0),
-        "b70_first_unfit": first_where(LADDER, ~multi.evaluate_series(settings, draft).fits),
         "b70_prompt": plain(draft.fields["context"], 0),
         "b70_output": plain(draft.fields["generated_tokens"], 0),
         "b70_gamma": plain(draft.fields["gamma"], 0),
@@ -113,10 +110,7 @@ def card_numbers(settings: SiteSettings) -> dict[str, Number]:
         if key in QUOTED_EAGLE:
             n[f"eagle_b1_{key}"] = times(e.speedup[0])
             n[f"eagle_b64_{key}"] = times(e.speedup[1])
-        if key in QUOTED_MEMORY:
-            n[f"max_b_draft_{key}"] = plain(float(d.max_concurrency), 0)
         if key == "mi300x_tp1":
-            n[f"hbm_b1_{key}"] = gib(float(d.memory_required_bytes))
             n[f"usable_{key}"] = gib(float(d.usable_memory_bytes))
     return n
 

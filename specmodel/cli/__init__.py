@@ -2,13 +2,19 @@
 
 The settings are resolved once here (the package defaults) and passed to everything the
 commands call. Bad input prints one line naming the value and what is allowed, and exits
-with status 2 without writing anything; so do an interrupt and a closed pipe.
+with status 2 without writing anything; so does an interrupt. The output is composed whole and
+written once: a reader that went away ends it quietly with status 141, a write that fails (a
+full disk, ``ulimit -f``) with one line and status 1, never leaving a truncated file.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import os
+import signal
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -63,7 +69,8 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
         type=float,
         metavar="M",
         default=None,
-        help="measured mean acceptance length for every scenario (replaces the acceptance and alpha axes)",
+        help="measured mean acceptance length for every scenario (replaces the acceptance and alpha axes; "
+        "the gammas that cannot reach it, gamma + 1 <= M, are left out and named)",
     )
     engine_options(sweep, settings)
     deployment_options(sweep, settings)
@@ -113,29 +120,83 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         help=f"engine whose profile prices the passes, one of {', '.join(settings.engines)} "
         "(default: %(default)s: it reads a vLLM server)",
     )
-    deployment_options(advise, settings)
+    deployment_options(advise, settings, served=True)
     parallel_options(advise)
     advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
     settings = settings or Settings()
+    with contextlib.suppress(AttributeError, ValueError):  # not in the main thread: leave it
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past `ulimit -f`: an error, not a kill
     try:
         args = build_parser(settings).parse_args(argv)
         text = COMMANDS[args.command](args, settings)
-        print(text, flush=True)
     except SpecModelError as exc:
         print(f"specmodel: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if type(exc) is not KeyboardInterrupt:  # the interrupt of a program running this in-process
+            raise
         print("specmodel: interrupted", file=sys.stderr)
         return 2
+    return write_stdout(text + "\n", "specmodel")
+
+
+def write_stdout(text: str, prog: str) -> int:
+    """Write ``text`` to stdout in one go and return the exit status: 0; 141 (as if killed by
+    SIGPIPE), saying nothing, when the reader has gone; 1 with one line on stderr when the
+    write fails (a full disk, ``ulimit -f``), after cutting a regular file back to where it
+    was, so that it never holds a truncated output."""
+    start = _end_of(sys.stdout)
+    try:
+        _write_all(sys.stdout, text)
     except BrokenPipeError:
-        # The reader went away (e.g. `specmodel point | head -1`): say nothing more.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 2
+        _silence_stdout()
+        return 141
+    except OSError as exc:
+        if start is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(sys.stdout.fileno(), start)
+        _silence_stdout()
+        print(f"{prog}: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0
 
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+def _write_all(stream: Any, text: str) -> None:
+    """Write ``text`` to ``stream``, to its file descriptor where it has one: Python's buffered
+    writer takes a short write (past ``ulimit -f``) as success and drops the rest."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # an in-memory stream
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    data = memoryview(text.encode(stream.encoding or "utf-8", getattr(stream, "errors", None) or "strict"))
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _end_of(stream: Any) -> int | None:
+    """Where a write to ``stream`` will start if it is a regular file (None otherwise)."""
+    try:
+        stream.flush()
+        fd = stream.fileno()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return info.st_size if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND else os.lseek(fd, 0, os.SEEK_CUR)
+    except (OSError, ValueError):
+        return None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit does not fail (and print) again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+__all__ = ["COMMANDS", "build_parser", "main", "write_stdout"]

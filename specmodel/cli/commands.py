@@ -6,14 +6,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 from specmodel.cli.options import scenario_fields
+from specmodel.errors import SpecModelError
 from specmodel.formatting import plain
 from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
 from specmodel.readouts import READOUTS, point_readouts
+
+if TYPE_CHECKING:  # the vLLM side is imported by the advise command only, when it runs
+    from specmodel.vllm.counters import SpecDecodeCounters
+    from specmodel.vllm.speculative_config import ServedDrafter
 
 
 def format_table(values: dict[str, Any]) -> str:
@@ -53,7 +59,7 @@ def run_point(args: argparse.Namespace, settings: Settings) -> str:
         verify_tokens=int(grid.verify_tokens.reshape(-1)[0]),
     )
     if args.json:
-        return json.dumps(values, allow_nan=False)
+        return strict_json(values)
     head = (
         f"{args.concurrency} sequence(s), context {args.context}, {values['generated_tokens']} generated tokens, "
         f"gamma {values['gamma']}{_tree_text(values)}, drafter {args.drafter}, {_acceptance_text(fields, values)}, "
@@ -86,22 +92,16 @@ def run_calibrate(args: argparse.Namespace, settings: Settings) -> str:
 
 
 def run_advise(args: argparse.Namespace, settings: Settings) -> str:
-    from specmodel.vllm import advice_text, advise, speculative_config
+    """Advice from a vLLM server's counters (``--log`` or ``--metrics``) for the deployment the
+    options describe. A layout option given as 0 is passed on and refused as ``point`` refuses
+    it (never read as "not given"); the scrape's model is compared with ``--target``."""
+    from specmodel.vllm import advice_text, advise
     from specmodel.vllm.counters import counters_summary, per_position_rate
-    from specmodel.vllm.logs import load_log
-    from specmodel.vllm.prometheus import load_exposition
+    from specmodel.vllm.served_model import check_served_model
 
-    if args.speculative_config is not None:
-        served = speculative_config.served_drafter_from_config(args.speculative_config)
-    else:
-        served = speculative_config.served_drafter(args.drafter, args.target)
-    served = dataclasses.replace(
-        served,
-        draft_tensor_parallel=args.draft_tensor_parallel or served.draft_tensor_parallel,
-        tree_topk=args.tree_topk or served.tree_topk,
-        verify_tokens=args.verify_tokens or served.verify_tokens,
-    )
-    counters = load_log(args.log, "--log") if args.log is not None else load_exposition(args.metrics, "--metrics")
+    served = _served(args)
+    counters, source = _counters(args)
+    served_note = check_served_model(counters.model_name, args.target, source)
     advice = advise.advise(
         per_position_rate(counters),
         args.concurrency,
@@ -111,10 +111,67 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         args.target,
         settings,
         engine=args.engine,
-        tensor_parallel=args.tensor_parallel or 1,
+        tensor_parallel=1 if args.tensor_parallel is None else args.tensor_parallel,
     )
     measured = counters_summary(counters)
-    notes = tuple(counters.notes)
+    notes = (*counters.notes, *([served_note] if served_note else []))
     if args.json:
-        return json.dumps(advice_text.advice_dict(advice, measured, notes), allow_nan=False)
+        return strict_json(advice_text.advice_dict(advice, measured, notes))
     return advice_text.format_advice(advice, measured, notes)
+
+
+def _served(args: argparse.Namespace) -> ServedDrafter:
+    """The deployed drafter from ``--speculative-config`` or ``--drafter``, with the layout
+    options given on the command line in place of the configuration's (0 included)."""
+    from specmodel.vllm import speculative_config
+
+    if args.speculative_config is not None:
+        served = speculative_config.served_drafter_from_config(args.speculative_config)
+    else:
+        served = speculative_config.served_drafter(args.drafter, args.target)
+    given = {
+        name: getattr(args, name)
+        for name in ("draft_tensor_parallel", "tree_topk", "verify_tokens")
+        if getattr(args, name) is not None
+    }
+    return dataclasses.replace(served, **given)
+
+
+def _counters(args: argparse.Namespace) -> tuple[SpecDecodeCounters, str]:
+    """The counters of ``--log`` or ``--metrics`` (of ``--model-name``'s model), and the option
+    and file they came from, as messages name them."""
+    from specmodel.safe_input import path_text
+    from specmodel.vllm.logs import load_log
+    from specmodel.vllm.prometheus import load_exposition
+
+    if args.log is not None:
+        if args.model_name is not None:
+            raise SpecModelError("--model-name chooses a model in a --metrics scrape; a --log names no model")
+        return load_log(args.log, "--log"), f"--log {path_text(args.log)}"
+    return load_exposition(args.metrics, "--metrics", args.model_name), f"--metrics {path_text(args.metrics)}"
+
+
+def strict_json(data: Any) -> str:
+    """``data`` as strict JSON (no NaN or infinity, which JSON has not): a number that is not
+    finite becomes null, and a note in ``data["notes"]`` (added if need be) names where.
+
+    >>> strict_json({"a": [1.0, float("nan")], "notes": []})
+    '{"a": [1.0, null], "notes": ["undefined (not a finite number), written as null: a[1]"]}'
+    """
+    replaced: list[str] = []
+    clean = _finite_or_null(data, "", replaced)
+    if replaced and isinstance(clean, dict) and isinstance(clean.setdefault("notes", []), list):
+        clean["notes"].append(f"undefined (not a finite number), written as null: {', '.join(replaced[:5])}")
+    return json.dumps(clean, allow_nan=False)
+
+
+def _finite_or_null(value: Any, where: str, replaced: list[str]) -> Any:
+    """``value`` with every float that is not finite replaced by None, its place added to ``replaced``."""
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v, f"{where}.{k}" if where else str(k), replaced) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(v, f"{where}[{i}]", replaced) for i, v in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        replaced.append(where)
+        return None
+    return value

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 from typing import Any
 
 from specmodel.errors import SpecModelError
@@ -11,7 +13,12 @@ from specmodel.model.engines import BATCHINGS
 from specmodel.model.scenario import DEFAULTS, PROFILES
 from specmodel.model.settings import Settings
 from specmodel.model.specs import architecture_catalog, hardware_catalog
+from specmodel.model.validation import MAX_GAMMA
 from specmodel.safe_input import excerpt
+from specmodel.structured_input import MAX_DIGITS
+
+#: Most items of a list of per-position rates read (a longer one is refused before it is parsed).
+MAX_RATES = MAX_GAMMA
 
 #: Scenario fields the options set; None means "not given" (the model's default applies).
 SCENARIO_OPTIONS = (
@@ -36,18 +43,118 @@ SCENARIO_OPTIONS = (
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2."""
+    """argparse, but a usage error is one line on stderr and exit status 2, every ``type=int``
+    or ``type=float`` option is read by :func:`whole_number` or :func:`decimal_number` (ASCII
+    digits only, bounded, finite) and an option given twice is refused (:class:`_StoreOnce`)
+    rather than the last one kept silently."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("type", int, whole_number)
+        self.register("type", float, decimal_number)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> Any:  # noqa: D401 - argparse API
-        self.exit(2, f"specmodel: error: {message}\n")
+        self.exit(2, f"specmodel: error: {excerpt_line(message)}\n")
+
+
+def excerpt_line(message: str, limit: int = 300) -> str:
+    """``message`` on one line and at most ``limit`` characters (argparse echoes what it was given).
+
+    >>> excerpt_line("bad  value " + "x" * 400, 20)
+    'bad value xxxxxxx...'
+    """
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's ``store``, refusing a second value for the same option (``--concurrency 4
+    --concurrency 8``): which one was meant is a guess."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        given = namespace.__dict__.setdefault("_given_options", set())
+        if self.dest in given and self.option_strings:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice; give it once")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+#: A whole number or a decimal number as the command line takes them: ASCII only (Python's
+#: int() and float() also take "３", "1_0" and "nan").
+_WHOLE = re.compile(rf"[+-]?[0-9]{{1,{MAX_DIGITS}}}", re.ASCII)
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?", re.ASCII)
+
+
+def whole_number(text: str) -> int:
+    """An integer option's value: ASCII digits (at most MAX_DIGITS), an optional sign, spaces
+    around allowed; anything else is a one-line usage error that quotes an excerpt.
+
+    >>> whole_number(" 12 "), whole_number("-3")
+    (12, -3)
+    """
+    if not _WHOLE.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(
+            f"{excerpt(text)} is not a whole number (ASCII digits 0-9, at most {MAX_DIGITS} of them)"
+        )
+    return int(text)
+
+
+def decimal_number(text: str) -> float:
+    """A real option's value: a finite decimal number in ASCII (``0.75``, ``1e-3``); NaN,
+    infinity, unicode digits and a number too large for a float are one-line usage errors.
+
+    >>> decimal_number("0.75"), decimal_number(" 1e-3")
+    (0.75, 0.001)
+    """
+    value = float(text) if _DECIMAL.fullmatch(text.strip()) else math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{excerpt(text)} is not a finite decimal number such as 0.75")
+    return value
+
+
+#: Longest name an option takes (a drafter, accelerator, model or engine; a served model's
+#: name may be a path): longer is no name of the catalogue, and is refused before it is echoed.
+MAX_NAME = 200
+
+
+def name_text(text: str) -> str:
+    """A name option's value (``--drafter``, ``--target``, ``--hardware``, ``--engine``,
+    ``--model-name``): at most :data:`MAX_NAME` characters, none of them a control character;
+    the catalogue then says whether it knows it.
+
+    >>> name_text("qwen3-8b")
+    'qwen3-8b'
+    """
+    if not text or len(text) > MAX_NAME or not text.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"{excerpt(text)} is not a name: 1 to {MAX_NAME} printable characters ({len(text):,} given)"
+        )
+    return text
 
 
 def rates(text: str) -> tuple[float, ...]:
-    """``--per-position 0.75,0.48,0.26``: a comma-separated list of rates."""
-    try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{excerpt(text)} is not a comma-separated list of numbers") from None
+    """``--per-position 0.75,0.48,0.26``: a comma-separated list of rates, none left empty
+    (``0.8,,0.3`` would silently move 0.3 to position 2).
+
+    >>> rates("0.75, 0.48,0.26")
+    (0.75, 0.48, 0.26)
+    """
+    items = text.split(",")
+    if len(items) > MAX_RATES:
+        raise argparse.ArgumentTypeError(f"{len(items):,} rates given; at most {MAX_RATES} positions are modelled")
+    out = []
+    for position, item in enumerate(items, 1):
+        if not item.strip():
+            raise argparse.ArgumentTypeError(f"position {position} of {excerpt(text)} is empty; give a rate for each")
+        try:
+            out.append(decimal_number(item))
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"position {position}: {excerpt(item)} is not a rate such as 0.75"
+            ) from None
+    return tuple(out)
 
 
 def acceptance_options(parser: Any) -> None:
@@ -80,6 +187,7 @@ def acceptance_options(parser: Any) -> None:
 def engine_options(parser: Any, settings: Settings) -> None:
     parser.add_argument(
         "--engine",
+        type=name_text,
         metavar="NAME",
         default=None,
         help=f"serving engine profile, one of {', '.join(settings.engines)} (default: "
@@ -157,25 +265,43 @@ def scenario_options(parser: argparse.ArgumentParser, settings: Settings) -> Non
 
 
 def drafter_option(parser: Any, default: str | None = None) -> None:
-    parser.add_argument("--drafter", metavar="NAME", default=default,
+    parser.add_argument("--drafter", type=name_text, metavar="NAME", default=default,
                         help="where drafts come from, as vLLM names its methods: ngram, eagle, eagle3, mtp, or a "
                              "smaller model sharing the target's vocabulary; one of " + ", ".join(all_drafter_names())
                              + (" (default: %(default)s)" if default else ""))  # fmt: skip
 
 
-def deployment_options(parser: argparse.ArgumentParser, settings: Settings) -> None:
-    """``--hardware`` and ``--target``; names are checked by the model, which lists the known ones."""
+def deployment_options(parser: argparse.ArgumentParser, settings: Settings, served: bool = False) -> None:
+    """``--hardware`` and ``--target``; names are checked by the model, which lists the known ones.
+    ``served``: the command reads a server's metrics, whose model is named (``--model-name``,
+    :func:`served_model_option`)."""
     parser.add_argument(
         "--hardware",
+        type=name_text,
         metavar="NAME",
         default=settings.deployment.hardware,
         help="accelerator, one of " + ", ".join(hardware_catalog()) + " (default: %(default)s)",
     )
     parser.add_argument(
         "--target",
+        type=name_text,
         metavar="NAME",
         default=settings.deployment.target,
         help="target model, one of " + ", ".join(architecture_catalog()) + " (default: %(default)s)",
+    )
+    if served:
+        served_model_option(parser)
+
+
+def served_model_option(parser: Any) -> None:
+    """``--model-name``: which model of a scrape holding several (its ``model_name`` label)."""
+    parser.add_argument(
+        "--model-name",
+        type=name_text,
+        metavar="NAME",
+        default=None,
+        help="the model_name label of the model to advise on, when the scrape holds counters of several "
+        "models (the scrape's model is compared with --target)",
     )
 
 

@@ -152,12 +152,12 @@ def evaluate_per_position(
     )
 
 
-def _cohort_table(survival: FloatArray, rows: IntArray, batch: FloatArray) -> tuple[cohort.CohortTable, IntArray]:
+def _cohort_table(survival: cohort.Survival, rows: IntArray, batch: FloatArray) -> tuple[cohort.CohortTable, IntArray]:
     """Cohort table over the distinct (acceptance, batch) pairs and each scenario's row."""
     codes = rows.ravel() * (int(batch.max(initial=1)) + 1) + batch.ravel().astype(np.int64)
     unique, inverse = np.unique(codes, return_inverse=True)
     width = int(batch.max(initial=1)) + 1
-    table = cohort.CohortTable(survival[unique // width], unique % width)
+    table = cohort.CohortTable(survival.take(unique // width), unique % width)
     return table, inverse.reshape(batch.shape)
 
 
@@ -340,8 +340,8 @@ def _timing(
     if (~steady).any():
         rows_ = _selected(~steady)
         needed, local = np.unique(rows[rows_], return_inverse=True)
-        survival = cohort.iteration_survival(pmf[needed], generated)  # only the cohort's acceptance rows
-        iterations = cohort.expected_iterations(survival)[local]
+        survival = cohort.survival_window(pmf[needed], generated)  # only the cohort's acceptance rows
+        iterations = survival.expected_iterations()[local]
         table, row = _cohort_table(survival, local, batch[rows_])
         done = cohort_timing(
             table, row, passes.take(rows_), terms.take(rows_), g[rows_], batch[rows_], generated, iterations

@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from specmodel.errors import SpecModelError
+from specmodel.formatting import shown
 from specmodel.model.acceptance import PROFILES, Profile, alpha_for_mean_acceptance_length
 from specmodel.model.drafters import check_drafter
 from specmodel.model.engines import BATCHINGS, engine_catalog
@@ -258,11 +259,9 @@ def _acceptance(value: dict[str, Any], given: dict[str, Any]) -> tuple[Any, Any,
         m = _as_numbers("mean_acceptance_length", given["mean_acceptance_length"])
         bad = (m <= 1) | (m >= g + 1)
         if bad.any():
-            top = int(
-                np.broadcast_to(g, np.broadcast(m, g).shape)[np.broadcast_to(bad, np.broadcast(m, g).shape)].flat[0]
-            )
+            top = int(np.broadcast_to(g, bad.shape)[bad].flat[0])
             raise SpecModelError(
-                f"mean_acceptance_length {float(m[bad].flat[0]) if m.ndim else float(m)!r} is not "
+                f"mean_acceptance_length {shown(float(np.broadcast_to(m, bad.shape)[bad].flat[0]))} is not "
                 f"allowed at gamma {top}; it must lie strictly between 1 and gamma + 1 = {top + 1}"
             )
         return g, np.array("same"), alpha_for_mean_acceptance_length(m, g), None
@@ -301,6 +300,11 @@ def _check_context(context: IntArray, generated_tokens: int, target: str) -> Non
     """Refuse a prompt plus generation longer than the target's ``max_position_embeddings``."""
     limit = get_architecture(target).max_position_embeddings
     longest = int(context.max(initial=0)) + generated_tokens
+    if generated_tokens > limit:  # no context, however short, would fit: say so, not "at most -N"
+        raise SpecModelError(
+            f"{generated_tokens:,} generated tokens alone are more than {target}'s max_position_embeddings "
+            f"({limit:,}); generated_tokens must be at most {limit:,} for this target, less the context"
+        )
     if longest > limit:
         raise SpecModelError(
             f"context {int(context.max())} plus {generated_tokens} generated tokens is {longest:,} tokens, longer than "

@@ -20,7 +20,7 @@ from specmodel.model.drafters import DrafterKind, check_drafter
 from specmodel.model.engines import EngineProfile, engine_catalog
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.validation import MAX_GENERATED_TOKENS, MAX_TENSOR_PARALLEL
-from specmodel.safe_input import validated
+from specmodel.safe_input import excerpt, validated
 
 _STRICT = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -74,7 +74,7 @@ class Settings(BaseModel):
     def engine(self, name: str) -> EngineProfile:
         """The engine profile called ``name``; an unknown name lists the known ones."""
         if not isinstance(name, str) or name not in self.engines:
-            raise SpecModelError(f"unknown engine {name!r}; allowed: {', '.join(self.engines)}")
+            raise SpecModelError(f"unknown engine {excerpt(name)}; allowed: {', '.join(self.engines)}")
         return self.engines[name]
 
     def with_constants(self, **values: Any) -> Settings:

@@ -18,7 +18,9 @@ which add arithmetic (at the prompt's mean KV length T / 2) but no weight reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -115,18 +117,28 @@ def smooth_pass_time_sum(
     price: PassPrice | None = None,
 ) -> FloatArray:
     """``sum_i P(i runs) c(m0 + m_e(A_i) + m1 A_i, c1 A_i)``, c = :func:`combined_time` with
-    exponent p, iteration by iteration (the closed form of
-    :func:`specmodel.model.cohort.expected_pass_time_sum` holds only for p = inf and memory
-    linear in A); m_e: a mixture-of-experts pass's routed experts (``price``), else 0."""
-    total = np.zeros(np.shape(row))
-    for i in range(table.active.shape[1]):
-        runs, active = table.runs[row, i], table.active[row, i]
+    exponent p (the closed form of :func:`specmodel.model.cohort.expected_pass_time_sum`
+    holds only for p = inf and memory linear in A); m_e: a mixture-of-experts pass's routed
+    experts (``price``), else 0. The table's leading iterations (all run, with B sequences)
+    count as ``start`` times the term at A = B; the window's, iteration by iteration."""
+
+    def term(active: FloatArray) -> FloatArray:
+        experts = 0.0 if price is None else price.expert_memory_time(active)
+        memory = fixed + experts + per_sequence_memory * active
+        return np.asarray(combined_time(memory, per_sequence_compute * active, overlap), dtype=float)
+
+    return _window_sum(table, row, term)
+
+
+def _window_sum(table: cohort.CohortTable, row: IntArray, term: Callable[[FloatArray], Any]) -> FloatArray:
+    """``sum_i P(i runs) term(A_i)`` over a cohort: ``start term(B)`` for the leading
+    iterations plus the window's terms, column by column (O(sqrt G) columns)."""
+    total = np.asarray(table.start[row] * term(table.batch[row]), dtype=float)
+    for j in range(table.active.shape[1]):
+        runs, active = table.runs[row, j], table.active[row, j]
         if not np.any(runs > 0):
             break
-        experts = 0.0 if price is None else price.expert_memory_time(active)
-        total = total + runs * combined_time(
-            fixed + experts + per_sequence_memory * active, per_sequence_compute * active, overlap
-        )
+        total = total + runs * term(active)
     return total
 
 
@@ -147,8 +159,7 @@ def _cohort_sum(
         roofline = np.asarray(cohort.expected_pass_time_sum(table, row, m0, m1, c1), dtype=float)
     else:
         roofline = smooth_pass_time_sum(table, row, m0, m1, c1, overlap)
-    g_end = table.active.shape[1]
-    runs, sequence_iterations = table.runs_before[row, g_end], table.sequences_before[row, g_end]
+    runs, sequence_iterations = table.total_runs(row), table.total_sequences(row)
     weights = m0 * runs + (_expert_memory_sum(table, row, price) if moe else 0.0)
     cache = m1 * sequence_iterations
     k0, k1 = price.comm_terms()
@@ -159,13 +170,7 @@ def _cohort_sum(
 
 def _expert_memory_sum(table: cohort.CohortTable, row: IntArray, price: PassPrice) -> FloatArray:
     """``sum_i P(i runs) m_e(A_i)``: the routed experts' memory time over the cohort's iterations."""
-    total = np.zeros(np.shape(row))
-    for i in range(table.active.shape[1]):
-        runs, active = table.runs[row, i], table.active[row, i]
-        if not np.any(runs > 0):
-            break
-        total = total + runs * price.expert_memory_time(active)
-    return total
+    return _window_sum(table, row, price.expert_memory_time)
 
 
 def cohort_timing(
@@ -180,8 +185,7 @@ def cohort_timing(
 ) -> Timing:
     """The cohort of :mod:`specmodel.model.cohort` with the engine's terms: each iteration that
     runs pays t_0 + t_i, each draft pass t_d, each running sequence t_n."""
-    g_end = table.active.shape[1]
-    runs, sequence_iterations = table.runs_before[row, g_end], table.sequences_before[row, g_end]
+    runs, sequence_iterations = table.total_runs(row), table.total_sequences(row)
     verify_roofline, verify = _cohort_sum(table, row, passes.verify, terms.overlap)
     draft_roofline, draft = _cohort_sum(table, row, passes.draft, terms.overlap)
     once_roofline, once = _cohort_sum(table, row, passes.once, terms.overlap)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from specmodel.errors import SpecModelError
+from specmodel.formatting import shown
 from specmodel.model.types import BoolArray, FloatArray
 from specmodel.safe_input import excerpt
 
@@ -64,7 +65,7 @@ def _as_numbers(name: str, value: object) -> FloatArray:
     except (TypeError, ValueError, OverflowError):
         raise SpecModelError(f"{name} {excerpt(value)} is not a number") from None
     if not np.all(np.isfinite(array)):
-        raise SpecModelError(f"{name} {_first_bad(array, ~np.isfinite(array))!r} is not a finite number")
+        raise SpecModelError(f"{name} {shown(_first_bad(array, ~np.isfinite(array)))} is not a finite number")
     return array
 
 
@@ -76,7 +77,7 @@ def check_integer(name: str, value: object, low: int, high: int | None = None) -
     if high is not None:
         bad |= array > high
     if bad.any():
-        raise SpecModelError(f"{name} {_fmt(_first_bad(array, bad))} is not allowed; {name} must be {allowed}")
+        raise SpecModelError(f"{name} {shown(_first_bad(array, bad))} is not allowed; {name} must be {allowed}")
     return array.astype(np.int64)
 
 
@@ -86,7 +87,7 @@ def check_open_unit(name: str, value: object) -> np.ndarray:
     bad = (array <= 0) | (array >= 1)
     if bad.any():
         raise SpecModelError(
-            f"{name} {_fmt(_first_bad(array, bad))} is not allowed; {name} must be strictly between 0 and 1"
+            f"{name} {shown(_first_bad(array, bad))} is not allowed; {name} must be strictly between 0 and 1"
         )
     return array
 
@@ -119,10 +120,6 @@ def check_per_position(per_position: object) -> np.ndarray:
     if np.any(np.diff(u, axis=-1) > 1e-12):
         raise SpecModelError("per-position acceptance must not rise with position (guess j needs guesses 1..j-1)")
     return u
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 def map_names(names: np.ndarray, value_of: Callable[[str], Any], dtype: Any = float) -> np.ndarray:

@@ -22,9 +22,12 @@ def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: t
         "drafter": advice.served.drafter,
         "deployment": advice.served.description,
         "alternatives": [
-            {"drafter": a.drafter, "break_even_alpha": a.break_even_alpha, "gamma": a.gamma}
+            {"drafter": a.drafter, "break_even_alpha": a.break_even_alpha, "gamma": a.gamma, "fits": a.fits}
             for a in advice.alternatives
         ],
+        "fits": advice.fits,
+        "max_concurrency": advice.max_concurrency,
+        "max_concurrency_without_draft": advice.max_concurrency_without_draft,
         "notes": [n for n in (advice.served.note, *notes) if n],
         "concurrency": advice.concurrency,
         "context": advice.context,
@@ -40,6 +43,8 @@ def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: t
 
 
 def _alternative_line(alt: Alternative) -> str:
+    if not alt.fits:
+        return f"  {alt.drafter:<14} does not fit in memory beside the target here"
     if alt.break_even_alpha is None:
         return f"  {alt.drafter:<14} no acceptance would beat it"
     return f"  {alt.drafter:<14} alpha >= {alt.break_even_alpha:.2f} (at gamma {alt.gamma})"
@@ -79,12 +84,14 @@ def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes:
         f"{j:>8}  {u:>12.3f}  {a:>11.3f}" for j, (u, a) in enumerate(zip(advice.per_position, advice.conditional), 1)
     ]
     head = f"speedup ({advice.served.drafter})"
-    lines += ["", "Predicted speedup over plain decoding:", f"gamma  {head}"]
+    title = "Predicted speedup over plain decoding" + ("" if advice.fits else " (were it to fit, which it does not)")
+    lines += ["", title + ":", f"gamma  {head}"]
     lines += [f"{g:>5}  {_times(s):>{len(head)}}" for g, s in enumerate(advice.speedup, 1)]
+    recommended = {None: "none (the deployment does not fit in memory)", 0: "0 (turn speculation off)"}
     lines += [
         "",
-        f"Recommended gamma for {advice.served.drafter}: {advice.recommended_gamma}"
-        + (" (turn speculation off)" if advice.recommended_gamma == 0 else ""),
+        f"Recommended gamma for {advice.served.drafter}: "
+        + recommended.get(advice.recommended_gamma, str(advice.recommended_gamma)),
         f"Verdict: {advice.verdict} - {advice.reason}",
     ]
     if advice.alternatives:

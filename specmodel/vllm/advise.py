@@ -16,6 +16,11 @@ The rule (every number from the model, :func:`specmodel.evaluate_per_position`):
    calibration tolerance), for turning speculation on as for changing gamma;
 3. verdict, for the deployed drafter, and the recommended gamma (0: turn speculation off):
 
+   * ``does-not-fit`` (no gamma: None) when the deployment as described (the drafter, B
+     sequences of T + G tokens, on its GPUs) needs more memory than the GPUs may use
+     (:attr:`specmodel.Evaluation.fits`): no speedup of a server that cannot hold its
+     sequences means anything, and the reason says how many sequences fit, with the drafter
+     and without;
    * ``off`` (gamma 0) when no ``s_g`` exceeds ``1 + MIN_GAIN``;
    * ``lower-gamma`` (gamma g*) when the best ``s_g*`` beats the deployed gamma's by more
      than ``MIN_GAIN``;
@@ -25,7 +30,8 @@ The rule (every number from the model, :func:`specmodel.evaluate_per_position`):
    the advice never predicts a speedup for one. For each other drafter that can serve the
    target it gives the break-even acceptance instead: the smallest alpha (the ``same``
    profile, any gamma 1..10) at which that drafter would beat the deployed drafter's best
-   setting by more than ``MIN_GAIN``, to try and measure (:func:`break_even_alphas`).
+   setting by more than ``MIN_GAIN``, to try and measure (:func:`break_even_alphas`); a
+   drafter that does not fit beside the target at B and T is said so, with no acceptance.
 """
 
 from __future__ import annotations
@@ -36,12 +42,13 @@ import numpy as np
 import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
-from specmodel.formatting import EVEN_MARGIN
+from specmodel.formatting import EVEN_MARGIN, gib
 from specmodel.formatting import times_distinct as _times
 from specmodel.model.acceptance import conditional_from_per_position
 from specmodel.model.breakeven import first_crossing
 from specmodel.model.drafters import check_drafter, drafter_names
 from specmodel.model.evaluate import evaluate, evaluate_per_position
+from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
@@ -54,7 +61,7 @@ from specmodel.vllm.speculative_config import ServedDrafter, served_drafter
 MIN_GAIN = EVEN_MARGIN
 
 #: What the advice can say for the deployed drafter (:attr:`Advice.verdict`).
-ADVICE = ("keep", "lower-gamma", "off")
+ADVICE = ("keep", "lower-gamma", "off", "does-not-fit")
 
 #: Gammas an alternative drafter is tried at when its break-even acceptance is sought.
 ALTERNATIVE_GAMMAS = tuple(range(1, 11))
@@ -68,6 +75,7 @@ class Alternative:
     drafter: str
     break_even_alpha: float | None  #: the ``same`` profile's alpha; None: no acceptance would do
     gamma: int | None  #: its best gamma at that acceptance
+    fits: bool = True  #: whether it fits beside the target at this concurrency and context
 
 
 @dataclass(frozen=True)
@@ -84,17 +92,20 @@ class Advice:
     target: str
     engine: str  #: the engine profile that priced the passes
     speedup: tuple[float, ...]  #: s_g for g = 1..m with the deployed drafter
-    recommended_gamma: int  #: for the deployed drafter; 0: no speculation
+    recommended_gamma: int | None  #: for the deployed drafter; 0: no speculation; None: it does not fit
     verdict: str  #: one of :data:`ADVICE`
     reason: str
     alternatives: tuple[Alternative, ...]  #: other drafters to try, with the acceptance each would need
     tensor_parallel: int = 1  #: GPUs the target is split over
+    fits: bool = True  #: the deployment fits in the GPUs' usable memory
+    max_concurrency: int | None = None  #: most sequences that fit at this context, with the drafter
+    max_concurrency_without_draft: int | None = None  #: the same without speculation
 
 
 # --- the numbers --------------------------------------------------------------------------
 
 
-def predicted_speedups(
+def predictions(
     per_position: npt.ArrayLike,
     concurrency: int,
     context: int,
@@ -104,11 +115,11 @@ def predicted_speedups(
     settings: Settings | None = None,
     engine: str = "vllm",
     layout: dict[str, int] | None = None,
-) -> np.ndarray:
-    """``s_g`` for g = 1..m: the model's speedup over plain decoding under ``engine`` when the
-    first g measured positions are drafted (:func:`specmodel.evaluate_per_position`), with the
-    ``layout`` fields (tensor_parallel, draft_tensor_parallel, tree_topk, verify_tokens; a
-    tree cut to depth g verifies at most tree_topk x g + 1 positions)."""
+) -> list[Evaluation]:
+    """The model's evaluation for g = 1..m under ``engine`` when the first g measured positions
+    are drafted (:func:`specmodel.evaluate_per_position`), with the ``layout`` fields
+    (tensor_parallel, draft_tensor_parallel, tree_topk, verify_tokens; a tree cut to depth g
+    verifies at most tree_topk x g + 1 positions); ``s_g`` is each one's speedup."""
     u = np.asarray(per_position, dtype=float)
     layout = dict(layout or {})
     out = []
@@ -116,9 +127,9 @@ def predicted_speedups(
         fields = dict(layout)
         if "verify_tokens" in fields:
             fields["verify_tokens"] = min(fields["verify_tokens"], fields.get("tree_topk", 1) * g + 1)
-        out.append(float(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target,
-                                               settings=settings, engine=engine, **fields).speedup))  # fmt: skip
-    return np.array(out)
+        out.append(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target,
+                                         settings=settings, engine=engine, **fields))  # fmt: skip
+    return out
 
 
 def best_gamma(speedups: npt.ArrayLike) -> int:
@@ -164,30 +175,51 @@ def advise(
     u = np.asarray(per_position, dtype=float)
     deployed = _deployed_gamma(u, served)
     layout = {"tensor_parallel": tensor_parallel, **served.layout()}
-    s = predicted_speedups(u, concurrency, context, served.drafter, hardware, target, settings, engine, layout)
-    verdict, gamma = decide(s, deployed)
-    goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
-    others = [d for d in drafter_names(target) if d != served.drafter]
-    alternatives = tuple(sorted(
-        break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine, tensor_parallel),
-        key=lambda alt: (alt.break_even_alpha is None, alt.break_even_alpha or 0.0, alt.drafter)))  # fmt: skip
-    reason = _reason(verdict, s, deployed, gamma, served.drafter, int(concurrency), conditional_from_per_position(u))
+    evaluations = predictions(u, concurrency, context, served.drafter, hardware, target, settings, engine, layout)
+    s = np.array([float(e.speedup) for e in evaluations])
+    at = evaluations[deployed - 1]
+    fits = bool(at.fits)
+    verdict, gamma = decide(s, deployed) if fits else ("does-not-fit", None)
+    conditional = conditional_from_per_position(u)
+    alternatives: tuple[Alternative, ...] = ()
+    if gamma is not None:
+        goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
+        others = [d for d in drafter_names(target) if d != served.drafter]
+        alternatives = tuple(sorted(
+            break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine, tensor_parallel),
+            key=lambda a: (not a.fits, a.break_even_alpha is None, a.break_even_alpha or 0.0, a.drafter)))  # fmt: skip
+        reason = _reason(verdict, s, deployed, gamma, served.drafter, int(concurrency), conditional)
+    else:
+        reason = _no_fit_reason(at, int(concurrency), int(context), served.drafter)
     return Advice(
         per_position=tuple(float(x) for x in u),
-        conditional=tuple(float(x) for x in conditional_from_per_position(u)),
-        served=served,
-        deployed_gamma=int(deployed),
-        concurrency=int(concurrency),
-        context=int(context),
-        hardware=hardware,
-        target=target,
-        engine=engine,
-        speedup=tuple(float(x) for x in s),
-        recommended_gamma=gamma,
-        verdict=verdict,
-        reason=reason,
-        alternatives=alternatives,
-        tensor_parallel=int(tensor_parallel),
+        conditional=tuple(float(x) for x in conditional),
+        served=served, deployed_gamma=int(deployed), concurrency=int(concurrency), context=int(context),
+        hardware=hardware, target=target, engine=engine, speedup=tuple(float(x) for x in s),
+        recommended_gamma=gamma, verdict=verdict, reason=reason, alternatives=alternatives,
+        tensor_parallel=int(tensor_parallel), fits=fits, max_concurrency=int(at.max_concurrency),
+        max_concurrency_without_draft=int(at.max_concurrency_without_draft),
+    )  # fmt: skip
+
+
+def _no_fit_reason(at: Evaluation, concurrency: int, context: int, drafter: str) -> str:
+    """Why a deployment that does not fit gets no gamma, and what would fit."""
+    need, usable = gib(float(at.memory_required_bytes)), gib(float(at.usable_memory_bytes))
+    with_draft, without = int(at.max_concurrency), int(at.max_concurrency_without_draft)
+    text = (
+        f"{concurrency} sequence{'s' if concurrency != 1 else ''} of context {context} with {drafter} need {need} "
+        f"on the busiest GPU, but {usable} is usable: the deployment does not fit in memory, so no gamma is advised"
+    )
+    if without >= concurrency:
+        return text + (
+            f"; with {drafter} at most {with_draft} sequences fit, {without} without it: lower the concurrency to "
+            f"{with_draft} or turn speculation off"
+        )
+    if without == 0:
+        return text + "; the target's weights alone do not fit: check --hardware and --tensor-parallel"
+    return text + (
+        f"; even without speculation at most {without} sequences fit: check --concurrency, --context, "
+        "--tensor-parallel and --hardware"
     )
 
 
@@ -238,16 +270,21 @@ def break_even_alphas(
     speedup of ``goal`` at its best gamma of :data:`ALTERNATIVE_GAMMAS`: linearly interpolated
     between the alphas of :data:`BREAK_EVEN_ALPHAS`
     (:func:`specmodel.model.breakeven.first_crossing`), with the best gamma at the first alpha
-    past it. One grid evaluation for all drafters."""
+    past it, among the settings that fit in memory (none: ``fits`` False). One grid
+    evaluation for all drafters."""
     if not drafters:
         return []
     alphas, gammas = np.array(BREAK_EVEN_ALPHAS), np.array(ALTERNATIVE_GAMMAS)
-    speedup = evaluate(concurrency=concurrency, context=context, drafter=np.array(drafters)[:, None, None],
-                       acceptance="same", alpha=alphas[None, :, None], gamma=gammas[None, None, :],
-                       hardware=hardware, target=target, engine=engine, settings=settings,
-                       tensor_parallel=tensor_parallel).speedup  # fmt: skip
+    ev = evaluate(concurrency=concurrency, context=context, drafter=np.array(drafters)[:, None, None],
+                  acceptance="same", alpha=alphas[None, :, None], gamma=gammas[None, None, :],
+                  hardware=hardware, target=target, engine=engine, settings=settings,
+                  tensor_parallel=tensor_parallel)  # fmt: skip
+    speedup = np.where(np.broadcast_to(ev.fits, ev.speedup.shape), ev.speedup, -np.inf)
     out = []
     for drafter, grid in zip(drafters, speedup, strict=True):
+        if not np.isfinite(grid).any():
+            out.append(Alternative(drafter, None, None, fits=False))
+            continue
         best = grid.max(axis=1)
         alpha = float(alphas[0]) if best[0] >= goal else first_crossing(alphas, best, goal)
         if np.isnan(alpha):

@@ -20,14 +20,16 @@ started (``SpecDecodingProm``, :mod:`specmodel.vllm.prometheus`: :data:`DRAFTS` 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import overload
 
 import numpy as np
 import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
+from specmodel.formatting import shown
 from specmodel.model.types import FloatArray, Numeric
+from specmodel.model.validation import MAX_GAMMA
 
 #: Prometheus metric names vLLM registers (``SpecDecodingProm``), without the ``_total``.
 DRAFTS = "vllm:spec_decode_num_drafts"
@@ -45,6 +47,8 @@ LENGTH_SLACK = 0.005
 RATE_SLACK = 0.0005
 PERCENT_SLACK = 0.05
 EPS = 1e-9
+#: Largest count read (2**53, where a float stops counting by ones): no server comes near it.
+MAX_COUNT = 2.0**53
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,10 @@ class SpecDecodeCounters:
     ``accepted_per_position[j]`` counts drafts whose guess j + 1 was accepted (vLLM's
     position label j), so its length is gamma; ``draft_tokens_per_position[j]``, when known
     (``num_draft_tokens_per_pos``), drafts that held a guess j + 1. ``notes`` say how the
-    counters were inferred where the source did not give them. The fields may also be
-    numpy arrays over scenarios (positions on the last axis); the definitions apply elementwise.
+    counters were inferred where the source did not give them; ``model_name``, the model
+    the server named (a scrape's ``model_name`` label), says where they came from and is not
+    compared. The fields may also be numpy arrays over scenarios (positions on the last axis);
+    the definitions apply elementwise.
     """
 
     num_drafts: Numeric
@@ -64,6 +70,7 @@ class SpecDecodeCounters:
     accepted_per_position: tuple[float, ...] | FloatArray
     draft_tokens_per_position: tuple[float, ...] | None = None
     notes: tuple[str, ...] = ()
+    model_name: str | None = field(default=None, compare=False)
 
     @property
     def gamma(self) -> int:
@@ -71,7 +78,7 @@ class SpecDecodeCounters:
         return int(np.shape(self.accepted_per_position)[-1])
 
     def __repr__(self) -> str:  # the optional fields only when set, as before they existed
-        optional = ("draft_tokens_per_position", "notes")
+        optional = ("draft_tokens_per_position", "notes", "model_name")
         shown = (name for name in self.__dataclass_fields__ if name not in optional or getattr(self, name))
         return f"SpecDecodeCounters({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
 
@@ -186,18 +193,24 @@ def counters_summary(counters: SpecDecodeCounters) -> dict[str, float]:
 
 def check_counters(c: SpecDecodeCounters, source: str, rounding: float = 0.0) -> None:
     """Raise, naming the counters that disagree, unless they obey vLLM's arithmetic (module
-    docstring): every count finite and >= 0; some drafts; accepted <= draft tokens; at most
-    one draft token per position per draft; per-position counts within the drafts, not
-    rising with position, and adding up to the accepted tokens (within ``rounding``
-    tokens, for counts rebuilt from logged rates); the per-position draft counts likewise.
-    For one record of counters (plain numbers), as a server reports them."""
+    docstring): 1 to MAX_GAMMA positions; every count finite, >= 0 and at most MAX_COUNT;
+    some drafts; at least one draft token per draft (vLLM counts only drafts holding a
+    guess, so acceptance is defined) and at most one per position; accepted <= draft
+    tokens; per-position counts within the drafts, not rising with position, and adding up
+    to the accepted tokens (within ``rounding`` tokens, for counts rebuilt from logged
+    rates); the per-position draft counts likewise. For one record of counters (plain
+    numbers), as a server reports them."""
     drafts, draft_tokens, accepted = (float(x) for x in (c.num_drafts, c.num_draft_tokens, c.num_accepted_tokens))
     per_position = tuple(float(x) for x in c.accepted_per_position)
-    vectors = (*per_position, *(c.draft_tokens_per_position or ()))
-    if not all(math.isfinite(x) and x >= 0 for x in (drafts, draft_tokens, accepted, *vectors)):
-        raise SpecModelError(f"{source}: a spec-decode count is infinite, NaN or negative; counts are finite and >= 0")
+    _check_counts(c, source)
     if drafts <= 0:
         raise SpecModelError(f"{source}: {DRAFTS}_total is 0; no drafts to learn acceptance from")
+    if draft_tokens < drafts * (1 - EPS) - rounding:
+        raise SpecModelError(
+            f"{source}: {shown(drafts)} drafts ({DRAFTS}_total) but {shown(draft_tokens)} draft tokens "
+            f"({DRAFT_TOKENS}_total); vLLM counts a draft only when it holds a token, so acceptance is undefined: "
+            "are the counters from different servers?"
+        )
     if accepted > draft_tokens:
         raise SpecModelError(f"{source}: {accepted:g} accepted tokens exceed {draft_tokens:g} draft tokens")
     if draft_tokens > c.gamma * drafts * (1 + EPS):
@@ -211,6 +224,25 @@ def check_counters(c: SpecDecodeCounters, source: str, rounding: float = 0.0) ->
     _check_sum(ACCEPTED_PER_POSITION, per_position, ACCEPTED_TOKENS, accepted, source, rounding)
     if c.draft_tokens_per_position is not None:
         _check_drafted(per_position, c.draft_tokens_per_position, drafts, draft_tokens, source)
+
+
+def _check_counts(c: SpecDecodeCounters, source: str) -> None:
+    """1 to MAX_GAMMA positions, and every count a number from 0 to MAX_COUNT, named if not."""
+    if not 1 <= c.gamma <= MAX_GAMMA:
+        raise SpecModelError(
+            f"{source}: {ACCEPTED_PER_POSITION}_total has {c.gamma} positions; the model takes 1 to {MAX_GAMMA}"
+        )
+    named = [(DRAFTS, c.num_drafts), (DRAFT_TOKENS, c.num_draft_tokens), (ACCEPTED_TOKENS, c.num_accepted_tokens)]
+    named += [(f"{ACCEPTED_PER_POSITION} position {j}", x) for j, x in enumerate(c.accepted_per_position)]
+    named += [(f"{DRAFT_TOKENS_PER_POSITION} position {j}", x) for j, x in enumerate(c.draft_tokens_per_position or ())]
+    for name, value in named:
+        x = float(value)
+        if not (math.isfinite(x) and x >= 0):
+            raise SpecModelError(
+                f"{source}: {name} is {shown(x)}; a spec-decode count cannot be infinite, NaN or negative"
+            )
+        if x > MAX_COUNT:
+            raise SpecModelError(f"{source}: {name} is {shown(x)}, more than any server counts (at most 2^53)")
 
 
 def _check_falling(name: str, counts: tuple[float, ...], drafts: float, source: str) -> None:

@@ -88,7 +88,9 @@ _Table: TypeAlias = dict[str, tuple[str, re.Pattern[str], str]]  # label: (attri
 
 
 def _table(*rows: tuple[str, str, str, str]) -> _Table:
-    return {label: (attribute, re.compile(value), shape) for label, attribute, value, shape in rows}
+    """Each field's pattern, compiled ASCII-only: ``\\d`` is 0-9, never another script's digit
+    ("３112" is no count vLLM writes)."""
+    return {label: (attribute, re.compile(value, re.ASCII), shape) for label, attribute, value, shape in rows}
 
 
 _V1 = _table(
@@ -110,7 +112,7 @@ _V0 = _table(
     ("Number of draft tokens", "drafted", _INTEGER, "<integer>"),
     ("Number of emitted tokens", "emitted", _INTEGER, "<integer>"),
 )
-_LABEL = re.compile(r"[A-Za-z][\w /().%-]*")
+_LABEL = re.compile(r"[A-Za-z][\w /().%-]*", re.ASCII)
 _CELL_END = re.compile(r"[|`\"']")  # never in vLLM's message: ends a table cell or a quote
 
 

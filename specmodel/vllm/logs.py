@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
-from specmodel.safe_input import marker_lines
+from specmodel.safe_input import marker_lines, path_text
 from specmodel.vllm.counters import RATE_SLACK, SpecDecodeCounters, check_counters
 from specmodel.vllm.log_line import LOG_MARKER, V0_MARKER, LogInterval, LogRecord, interval_drafts, parse_line
 from specmodel.vllm.v0 import V0Totals, v0_counters
@@ -114,7 +114,7 @@ _MARKERS = (LOG_MARKER.encode(), V0_MARKER.encode())
 
 def load_log(path: str | Path, option: str = "--log") -> SpecDecodeCounters:
     """Counters from a vLLM log file, streamed line by line (every spec-decode line in it)."""
-    source = f"{option} {str(path)!r}"
+    source = f"{option} {path_text(path)}"
     sums = _Sums(source)
     for number, raw in marker_lines(path, source, _MARKERS):
         where = f"{source} line {number}"

@@ -10,6 +10,7 @@ the number of speculative tokens: it is refused, naming the V0 format.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
 from specmodel.errors import SpecModelError
-from specmodel.safe_input import excerpt, read_limited_text
+from specmodel.safe_input import excerpt, path_text, read_limited_text
 from specmodel.vllm.counters import (
     ACCEPTED_PER_POSITION,
     ACCEPTED_TOKENS,
@@ -27,6 +28,7 @@ from specmodel.vllm.counters import (
     DRAFT_TOKENS_PER_POSITION,
     DRAFTS,
     EPS,
+    MAX_COUNT,
     POSITION_LABEL,
     SpecDecodeCounters,
     check_counters,
@@ -41,6 +43,11 @@ MAX_SCRAPE_BYTES = 64 * 2**20
 _TOTALS = (DRAFTS, DRAFT_TOKENS, ACCEPTED_TOKENS)
 _PER_POSITION = (ACCEPTED_PER_POSITION, DRAFT_TOKENS_PER_POSITION)
 _WANTED = {f"{name}_total": name for name in (*_TOTALS, *_PER_POSITION)}
+
+#: A position label as vLLM writes it (``str(j)``): ASCII digits, no leading zero, j < 10,000.
+_POSITION = re.compile(r"0|[1-9][0-9]{0,3}", re.ASCII)
+#: The label naming the model a server serves.
+MODEL_LABEL = "model_name"
 
 #: A series: the sample's name and its sorted labels.
 _SeriesKey: TypeAlias = tuple[str, tuple[tuple[str, str], ...]]
@@ -75,9 +82,12 @@ def _series_windows(text: str, source: str, v0: set[str]) -> dict[_SeriesKey, li
     """Per series: (first value, last value, occurrences, line of first). Several
     occurrences are successive scrapes appended to one file; a counter never decreases."""
     series: dict[_SeriesKey, list[float]] = {}
-    for number, name, labels, value in _samples(text, source, v0):
-        if not math.isfinite(value) or value < 0:
-            raise SpecModelError(f"{source} line {number}: {name} is {value}; a counter is a finite count >= 0")
+    for number, name, labels, sample in _samples(text, source, v0):
+        value = float(sample)  # the parser gives an int for some texts
+        if not math.isfinite(value) or value < 0 or value > MAX_COUNT or not value.is_integer():
+            raise SpecModelError(
+                f"{source} line {number}: {name} is {value:g}; a counter of events is a whole number from 0 to 2^53"
+            )
         key = (name, tuple(sorted(labels.items())))
         if key in series:
             first, last, count, first_line = series[key]
@@ -103,9 +113,10 @@ def _sums(series: dict[_SeriesKey, list[float]], source: str) -> dict[str, dict[
         position = -1
         if metric in _PER_POSITION:
             label = dict(labels).get(POSITION_LABEL)
-            if label is None or not label.isdigit() or len(label) > 4:
+            if label is None or not _POSITION.fullmatch(label):
                 raise SpecModelError(
-                    f"{source} line {line}: {name} needs a position label 0, 1, ...; got {excerpt(label)}"
+                    f"{source} line {line}: {name} needs a position label 0, 1, ... (ASCII digits); "
+                    f"got {excerpt(label)}"
                 )
             position = int(label)
         sums.setdefault(metric, {})
@@ -164,14 +175,16 @@ def _notes(c: SpecDecodeCounters) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def parse_exposition(text: str, source: str = "metrics") -> SpecDecodeCounters:
+def parse_exposition(text: str, source: str = "metrics", model_name: str | None = None) -> SpecDecodeCounters:
     """The spec-decode counters in a Prometheus scrape of vLLM (text exposition format),
-    summed over engines and models, checked (:func:`~specmodel.vllm.counters.check_counters`).
-    One scrape gives the totals since the server started; several scrapes appended to one
-    file give the increase from the first to the last, as PromQL's ``rate()`` would. Errors
-    name the file (``source``) and, where there is one, the line."""
+    summed over engines, checked (:func:`~specmodel.vllm.counters.check_counters`). A scrape
+    whose counters name several models (``model_name``) is refused unless ``model_name``
+    selects one: the acceptance of two models summed is neither's. One scrape gives the totals since the
+    server started; several scrapes appended to one file give the increase from the first to
+    the last, as PromQL's ``rate()`` would. Errors name the file (``source``) and, where
+    there is one, the line."""
     v0: set[str] = set()
-    series = _series_windows(text, source, v0)
+    series, model = _one_model(_series_windows(text, source, v0), source, model_name)
     counts = {s[2] for s in series.values()}
     if len(counts) > 1:
         raise SpecModelError(f"{source}: the spec-decode series appear {sorted(counts)} times; give whole scrapes")
@@ -184,14 +197,36 @@ def parse_exposition(text: str, source: str = "metrics") -> SpecDecodeCounters:
         num_accepted_tokens=sums[ACCEPTED_TOKENS][-1],
         accepted_per_position=_positions(sums[ACCEPTED_PER_POSITION], ACCEPTED_PER_POSITION, source),
         draft_tokens_per_position=None if drafted is None else _positions(drafted, DRAFT_TOKENS_PER_POSITION, source),
+        model_name=model,
     )
     check_counters(counters, source)
     notes = _notes(counters)
     return replace(counters, notes=notes) if notes else counters
 
 
-def load_exposition(path: str | Path, option: str = "--metrics") -> SpecDecodeCounters:
+def _one_model(
+    series: dict[_SeriesKey, list[float]], source: str, chosen: str | None
+) -> tuple[dict[_SeriesKey, list[float]], str | None]:
+    """The series of one model, and its name (None: the scrape names none): the only one in
+    the scrape, or ``chosen`` (``--model-name``), which must be there."""
+    models = sorted({dict(labels).get(MODEL_LABEL) or "" for _, labels in series})
+    named = ", ".join(excerpt(m) for m in models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+    if chosen is None:
+        if len(models) > 1:
+            raise SpecModelError(
+                f"{source} holds spec-decode counters of {len(models)} models ({named}); their acceptance summed is "
+                "neither's: choose one with --model-name"
+            )
+        return series, (models[0] or None) if models else None
+    if chosen not in models:
+        raise SpecModelError(
+            f"{source}: --model-name {excerpt(chosen)} is not in the scrape; its models: {named or 'none'}"
+        )
+    return {key: value for key, value in series.items() if (dict(key[1]).get(MODEL_LABEL) or "") == chosen}, chosen
+
+
+def load_exposition(path: str | Path, option: str = "--metrics", model_name: str | None = None) -> SpecDecodeCounters:
     """Counters from a file holding one or more Prometheus scrapes of vLLM's ``/metrics``
-    (read whole, at most :data:`MAX_SCRAPE_BYTES`)."""
-    where = f"{option} {str(path)!r}"
-    return parse_exposition(read_limited_text(Path(path), where, MAX_SCRAPE_BYTES), where)
+    (read whole, at most :data:`MAX_SCRAPE_BYTES`), of ``model_name`` if given (see :func:`parse_exposition`)."""
+    where = f"{option} {path_text(path)}"
+    return parse_exposition(read_limited_text(Path(path), where, MAX_SCRAPE_BYTES), where, model_name)

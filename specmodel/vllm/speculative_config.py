@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import ast
-import json
+import difflib
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from specmodel.errors import SpecModelError
 from specmodel.model.drafters import check_drafter, drafter_kind
 from specmodel.model.specs import architecture_catalog
+from specmodel.model.validation import MAX_GAMMA, MAX_TENSOR_PARALLEL
 from specmodel.safe_input import excerpt
+from specmodel.structured_input import load_json_text
 
 #: The drafter that stands for every drafter without weights of its own.
 ZERO_COST_DRAFTER = "ngram"
@@ -68,24 +71,30 @@ def served_drafter(drafter: str, target: str | None = None) -> ServedDrafter:
     return ServedDrafter(drafter=drafter, gamma=None, description=f"drafter {drafter}")
 
 
-def _speculative_tokens(config: dict) -> int | None:
-    value = config.get("num_speculative_tokens")
+#: The keys of --speculative-config read here, and the largest value of each integer one.
+_READ = {"method": None, "model": None, "num_speculative_tokens": MAX_GAMMA,
+         "draft_tensor_parallel_size": MAX_TENSOR_PARALLEL, "speculative_token_tree": None}  # fmt: skip
+
+
+def _positive(config: dict, key: str) -> int | None:
+    """The integer ``config[key]`` (1 to its bound in :data:`_READ`), or None if absent."""
+    value, high = config.get(key), _READ[key]
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= (high or value):
         raise SpecModelError(
-            f"--speculative-config num_speculative_tokens {value!r} is not allowed; it must be an integer >= 1"
+            f"--speculative-config {key} {excerpt(value)} is not allowed; it must be an integer from 1 to {high}"
         )
     return value
 
 
-def _positive(config: dict, key: str) -> int | None:
-    value = config.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpecModelError(f"--speculative-config {key} {excerpt(value)} is not allowed; it must be an integer >= 1")
-    return value
+def _check_keys(config: dict) -> None:
+    """Refuse a key that is a slip for one read here (``num_speculative_token``): it would be
+    ignored silently. Other keys (vLLM has many) are not the model's business."""
+    for key in config:
+        close = difflib.get_close_matches(key, list(_READ), n=1, cutoff=0.8)
+        if key not in _READ and close and close[0] not in config:
+            raise SpecModelError(f"--speculative-config: unknown key {excerpt(key)}; did you mean {close[0]!r}?")
 
 
 def token_tree(value: object) -> tuple[int, int, int]:
@@ -99,21 +108,32 @@ def token_tree(value: object) -> tuple[int, int, int]:
     """
     try:
         paths = ast.literal_eval(value) if isinstance(value, str) else value
-        nodes = [tuple(int(i) for i in path) for path in paths]  # type: ignore[union-attr]
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        paths = None
+    sequence = (list, tuple)
+    if not isinstance(paths, sequence) or not all(
+        isinstance(path, sequence) and all(isinstance(i, int) and not isinstance(i, bool) for i in path)
+        for path in paths
+    ):
         raise SpecModelError(
             f"--speculative-config speculative_token_tree {excerpt(value)} is not a list of paths such as "
             "[(0,), (1,), (0, 0)]"
-        ) from None
+        )
+    nodes = [tuple(path) for path in paths]
     if not nodes or any(not path or min(path) < 0 for path in nodes) or len(set(nodes)) != len(nodes):
         raise SpecModelError(
             "--speculative-config speculative_token_tree needs distinct, non-empty paths of non-negative indices"
         )
-    if any(path[:-1] and path[:-1] not in set(nodes) for path in nodes):
+    known = set(nodes)
+    if any(path[:-1] and path[:-1] not in known for path in nodes):
         raise SpecModelError("--speculative-config speculative_token_tree has a path whose parent is not in the tree")
-    depth = max(len(path) for path in nodes)
-    widest = max(sum(1 for path in nodes if len(path) == d) for d in range(1, depth + 1))
-    return depth, widest, len(nodes)
+    widths = Counter(len(path) for path in nodes)
+    depth = max(widths)
+    if depth > MAX_GAMMA:
+        raise SpecModelError(
+            f"--speculative-config speculative_token_tree is {depth} deep; the model takes 1 to {MAX_GAMMA}"
+        )
+    return depth, max(widths.values()), len(nodes)
 
 
 def _layout(config: dict, gamma: int | None) -> tuple[int | None, dict[str, int]]:
@@ -130,18 +150,25 @@ def _layout(config: dict, gamma: int | None) -> tuple[int | None, dict[str, int]
     return gamma, fields
 
 
+#: Longest method name read (vLLM's are short: "ngram", "eagle3", "deepseek_mtp").
+_MAX_METHOD = 100
+
+
 def _method(config: dict) -> str:
     """vLLM's method, inferred as vLLM does when absent: model "ngram" -> ngram, a model
     named like an EAGLE or Medusa head -> that, any other model -> draft_model."""
     method, model = config.get("method"), config.get("model")
     if method is not None:
-        if not isinstance(method, str):
-            raise SpecModelError(f"--speculative-config method {method!r} is not a string")
+        if not isinstance(method, str) or not 0 < len(method) <= _MAX_METHOD:
+            raise SpecModelError(
+                f"--speculative-config method {excerpt(method)} is not a method name (a string of 1 to {_MAX_METHOD} "
+                "characters)"
+            )
         return method.lower()
     if model is None:
         raise SpecModelError("--speculative-config needs a 'method' or a 'model'")
     if not isinstance(model, str):
-        raise SpecModelError(f"--speculative-config model {model!r} is not a string")
+        raise SpecModelError(f"--speculative-config model {excerpt(model)} is not a string")
     name = model.lower()
     if name in ("ngram", "[ngram]"):
         return "ngram"
@@ -168,17 +195,11 @@ def served_drafter_from_config(text: str) -> ServedDrafter:
     >>> d.drafter, d.gamma, d.layout()
     ('eagle', 2, {'draft_tensor_parallel': 1, 'tree_topk': 2, 'verify_tokens': 4})
     """
-    if len(text) > _MAX_CONFIG:
-        raise SpecModelError(f"--speculative-config is {len(text):,} characters long; at most {_MAX_CONFIG:,} are read")
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecModelError(f"--speculative-config is not valid JSON: {exc.msg} at character {exc.pos}") from None
-    except RecursionError:
-        raise SpecModelError("--speculative-config nests too deeply to be a vLLM configuration") from None
+    config = load_json_text(text, "--speculative-config", _MAX_CONFIG)
     if not isinstance(config, dict):
         raise SpecModelError(f"--speculative-config must be a JSON object; got {excerpt(text.strip(), 40)}")
-    gamma, layout = _layout(config, _speculative_tokens(config))
+    _check_keys(config)
+    gamma, layout = _layout(config, _positive(config, "num_speculative_tokens"))
     drafter = _drafter(config, gamma)
     return replace(
         drafter,
@@ -216,9 +237,9 @@ def _drafter(config: dict, gamma: int | None) -> ServedDrafter:
         )
         return ServedDrafter(ZERO_COST_DRAFTER, gamma, f"method {method}", note)
     if method != "draft_model":
-        raise SpecModelError(f"--speculative-config method {method!r} is not modelled; supported: {_SUPPORTED}")
+        raise SpecModelError(f"--speculative-config method {excerpt(method)} is not modelled; supported: {_SUPPORTED}")
     model = config.get("model")
     key = model.rstrip("/").rsplit("/", 1)[-1].lower() if isinstance(model, str) else None
     if key not in architecture_catalog():
-        raise SpecModelError(f"--speculative-config model {model!r} is not modelled; supported: {_SUPPORTED}")
+        raise SpecModelError(f"--speculative-config model {excerpt(model)} is not modelled; supported: {_SUPPORTED}")
     return ServedDrafter(key, gamma, f"draft model {model}")

@@ -1,0 +1,210 @@
+"""Structured text a user hands us (a YAML or TOML settings file, a JSON option), read within
+one rule whatever its language: at most :data:`MAX_NESTING` levels of nesting and
+:data:`MAX_ITEMS` values, no integer of more than :data:`MAX_DIGITS` digits, no key given
+twice in one mapping (YAML and JSON would keep the last silently; TOML refuses it itself),
+no YAML alias or tag beyond the safe loader's, and (JSON) no NaN or infinity; a nesting too
+deep for the parser itself is refused the same way. Every error is one
+:class:`~specmodel.errors.SpecModelError` line naming the input, echoing only an
+:func:`excerpt` of it (the one excerpt every message uses; :mod:`specmodel.safe_input`, which
+reads files and imports this module, passes it on).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import yaml
+
+from specmodel.errors import SpecModelError
+
+
+def excerpt(text: object, limit: int = 60) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters (``...`` marks the cut).
+
+    >>> excerpt("x" * 100, 10)
+    "'xxxxxx..."
+    """
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+#: Deepest nesting of tables and lists in a configuration (a real one has 2 or 3 levels).
+MAX_NESTING = 32
+#: Most values (tables, lists, keys and scalars) in a configuration.
+MAX_ITEMS = 100_000
+#: Most digits of an integer in a configuration (2**63 has 19): larger is a typing slip.
+MAX_DIGITS = 18
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing aliases (``*name``: a handful of nested aliases expands
+    to billions of nodes, the "billion laughs", and a configuration never needs one), nesting
+    deeper than MAX_NESTING, more than MAX_ITEMS nodes, a key repeated in a mapping (YAML
+    forbids it; PyYAML would keep the last value) and an integer of more than MAX_DIGITS digits."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.constructor.ConstructorError(
+                None, None, "aliases (*name) are not allowed in a configuration", event.start_mark
+            )
+        depth, self._items = getattr(self, "_depth", 0), getattr(self, "_items", 0) + 1
+        if depth > MAX_NESTING or self._items > MAX_ITEMS:
+            limit = (
+                f"nests deeper than {MAX_NESTING} levels" if depth > MAX_NESTING else f"has over {MAX_ITEMS:,} values"
+            )
+            raise yaml.constructor.ConstructorError(None, None, f"the document {limit}", event.start_mark)
+        self._depth = depth + 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth = depth
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    repeated = key in seen
+                except TypeError:  # unhashable: PyYAML refuses it below
+                    continue
+                if repeated:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {excerpt(key)} appears twice in one mapping", key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+    def construct_bounded_int(self, node: Any) -> Any:
+        if sum(c.isdigit() for c in str(node.value)) > MAX_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of more than {MAX_DIGITS} digits", node.start_mark
+            )
+        return self.construct_yaml_int(node)
+
+
+_NoAliasLoader.add_constructor("tag:yaml.org,2002:int", _NoAliasLoader.construct_bounded_int)
+
+
+def load_yaml_text(text: str, where: str) -> Any:
+    """YAML without aliases, as plain Python data, within the module's bounds; a one-line error otherwise."""
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) if isinstance(exc, yaml.constructor.ConstructorError) else None
+        at = f" (line {mark.line + 1})" if mark is not None else ""
+        said = " ".join(str(problem).split())[:120] if problem else excerpt(first, 120)
+        raise SpecModelError(f"{where} is not valid YAML{at}: {said}") from None
+    check_shape(data, where)
+    return data
+
+
+def load_json_text(text: str, where: str, limit: int) -> Any:
+    """JSON text (at most ``limit`` characters) as plain Python data, within the module's
+    bounds: no NaN or infinity, no key repeated in an object (the json module would keep the
+    last), no integer of more than MAX_DIGITS digits; a one-line error naming ``where`` otherwise.
+
+    >>> load_json_text('{"a": [1, 2.5]}', "--x", 100)
+    {'a': [1, 2.5]}
+    """
+    if len(text) > limit:
+        raise SpecModelError(f"{where} is {len(text):,} characters long; at most {limit:,} are read")
+    try:
+        data = json.loads(
+            text, object_pairs_hook=lambda pairs: _unique(pairs, where), parse_int=lambda s: _json_int(s, where),
+            parse_float=lambda s: _json_float(s, where), parse_constant=lambda s: _json_constant(s, where),
+        )  # fmt: skip
+    except json.JSONDecodeError as exc:
+        raise SpecModelError(f"{where} is not valid JSON: {exc.msg} at character {exc.pos}") from None
+    except (RecursionError, MemoryError):
+        raise SpecModelError(f"{where} nests deeper than {MAX_NESTING} levels") from None
+    check_shape(data, where)
+    return data
+
+
+def _unique(pairs: list[tuple[str, Any]], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise SpecModelError(f"{where}: key {excerpt(key)} appears twice in one object; give each key once")
+        out[key] = value
+    return out
+
+
+def _json_int(text: str, where: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise SpecModelError(f"{where}: an integer of {len(text.lstrip('-')):,} digits; at most {MAX_DIGITS} are read")
+    return int(text)
+
+
+def _json_float(text: str, where: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise SpecModelError(f"{where}: the number {excerpt(text, 30)} is too large to be a finite number")
+    return value
+
+
+def _json_constant(text: str, where: str) -> Any:
+    raise SpecModelError(f"{where}: {text} is not a number JSON allows; give a finite number")
+
+
+def check_shape(data: Any, where: str) -> None:
+    """Refuse parsed data nested deeper than MAX_NESTING, with more than MAX_ITEMS values or an
+    integer of more than MAX_DIGITS digits (walked without recursion, so any depth is refused cleanly)."""
+    stack, items = [(data, 0)], 0
+    while stack:
+        item, depth = stack.pop()
+        items += 1
+        if items > MAX_ITEMS:
+            raise SpecModelError(f"{where} has over {MAX_ITEMS:,} values; a configuration has far fewer")
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= 10**MAX_DIGITS:
+            raise SpecModelError(f"{where}: an integer of more than {MAX_DIGITS} digits; is it a typing slip?")
+        children = (*item.keys(), *item.values()) if isinstance(item, dict) else item
+        if isinstance(item, dict | list | tuple):
+            if depth >= MAX_NESTING:
+                raise SpecModelError(f"{where} nests deeper than {MAX_NESTING} levels")
+            stack.extend((child, depth + 1) for child in children)
+
+
+def load_toml_text(text: str, where: str) -> Any:
+    """TOML as plain Python data, within the module's bounds (tomllib refuses a key given
+    twice; the message quotes the line); a one-line error otherwise.
+
+    >>> load_toml_text("[a]\\nb = 1\\n", "c.toml")
+    {'a': {'b': 1}}
+    """
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecModelError(f"{where} is not valid TOML: {_toml_problem(str(exc), text)}") from None
+    except (RecursionError, MemoryError):
+        raise SpecModelError(f"{where} nests deeper than {MAX_NESTING} levels") from None
+    except ValueError:  # Python's limit on the digits of an integer
+        raise SpecModelError(f"{where}: an integer of more than {MAX_DIGITS} digits; is it a typing slip?") from None
+    check_shape(data, where)
+    return data
+
+
+def _toml_problem(message: str, text: str) -> str:
+    """tomllib's message, short, with the line it names quoted (``Cannot overwrite a value (at
+    line 3, column 21)`` does not say which key was given twice; the line does).
+
+    >>> _toml_problem("Cannot overwrite a value (at line 2, column 5)", "a = 1\\na = 2\\n")
+    "Cannot overwrite a value (at line 2, column 5): 'a = 2'"
+    """
+    first = " ".join(message.split())[:120]
+    number = re.search(r"at line ([0-9]+),", first)
+    lines = text.splitlines()
+    if number and 0 < int(number.group(1)) <= len(lines):
+        return f"{first}: {excerpt(lines[int(number.group(1)) - 1].strip())}"
+    return first
