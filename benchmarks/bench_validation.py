@@ -1,5 +1,12 @@
 """Benchmark: the model against public measurements of vLLM.
 
+Held out first (:mod:`sitebuild.engine_fit`): the vllm profile refitted without the rows it
+predicts: leave one (source, workload) out, leave one source out, fit on batch <= 16
+predicting 64 and 128; then in sample; with each fitted constant's relative standard error
+and their correlations. Targets (issue 22): leave-one-out median <= 7%, small-to-large median
+<= 8%, in sample median <= 6% and p90 <= 15%; no relative SE above 50%, no |correlation|
+above 0.9.
+
 One GPU (specmodel/data/measurements.csv): for each engine, the median, 90th-percentile and
 worst absolute relative error of the predicted speedup, with the acceptance each run
 measured given to the model. Targets (issue 11): the vllm profile at a median of 6% or less
@@ -15,6 +22,9 @@ the vllm profile at a median of 8% or less on those held-out rows.
 
 from __future__ import annotations
 
+import numpy as np
+
+from sitebuild.engine_fit import fit, held_out, identifiability
 from specmodel.acceptance_fit import fit_series, held_out_errors
 from specmodel.measurements import (
     MEASUREMENTS_FILE,
@@ -27,9 +37,16 @@ from specmodel.measurements import (
 
 TARGETS = {"vllm": {"median": 0.06, "p90": 0.15}}
 MULTIGPU_TARGETS = {"vllm": {"median": 0.08}}
+HELD_OUT_TARGETS = {
+    "leave_one_workload_out": {"median": 0.07},
+    "leave_one_source_out": {},
+    "small_to_large": {"median": 0.08},
+    "in_sample": {"median": 0.06, "p90": 0.15},
+}
+MAX_RELATIVE_SE, MAX_CORRELATION = 0.5, 0.9
 
 
-def _summary_line(engine: str, errors, targets: dict) -> str:
+def _summary_line(engine: str, errors: np.ndarray, targets: dict) -> str:
     summary = error_summary(errors)
     target = targets.get(engine, {})
     parts = []
@@ -72,7 +89,37 @@ def four_gpus() -> None:
                   f"measured/predicted {cells}")  # fmt: skip
 
 
+def held_out_errors_vllm() -> None:
+    """The vllm profile's held-out and in-sample errors, constants' SEs and correlations."""
+    rows = load_measurements(MEASUREMENTS_FILE)
+    print(f"held out: the vllm profile refitted without the rows it predicts ({MEASUREMENTS_FILE.name})")
+    for split, summary in held_out(rows).items():
+        targets = HELD_OUT_TARGETS[split]
+        marks = [f"{k} <= {v:.0%}: {'met' if summary[k] <= v else 'MISSED'}" for k, v in targets.items()]
+        print(
+            f"  {split:<24} {summary['rows']:>3} rows: median {summary['median']:.1%}, p90 {summary['p90']:.1%}, "
+            f"worst {summary['max']:.1%}, mean {summary['mean']:+.1%}" + (f" ({'; '.join(marks)})" if marks else "")
+        )
+    result = fit(rows)
+    ident = identifiability(result)
+    for name, value in result.values.items():
+        se = ident.relative_se[name]
+        print(f"  {name:<26} {value:.4g}  relative SE {se:.0%} ({'met' if se <= MAX_RELATIVE_SE else 'MISSED'})")
+    names = list(result.values)
+    corr = ident.correlation
+    print(
+        "  correlations: "
+        + "; ".join(
+            f"{names[i]}/{names[j]} {corr[i, j]:+.2f}" for i in range(len(names)) for j in range(i + 1, len(names))
+        )
+    )
+    first, second, largest = ident.largest
+    verdict = "met" if abs(largest) <= MAX_CORRELATION else "MISSED"
+    print(f"  largest |correlation| {abs(largest):.2f} ({first}/{second}; <= {MAX_CORRELATION}: {verdict})")
+
+
 def main() -> None:
+    held_out_errors_vllm()
     one_gpu()
     four_gpus()
 

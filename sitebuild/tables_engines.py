@@ -19,7 +19,6 @@ CONSTANTS = (
     ("sequence_pass_s", "t_s", 1e6, "µs", "per sequence per target pass"),
     ("draft_model_pass", "t_m", 1e3, "ms", "fixed time per draft-model pass"),
     ("head_pass_s", "t_h", 1e3, "ms", "fixed time per draft-head step"),
-    ("fused_head_pass", "t_{h3}", 1e3, "ms", "fixed time per step of a fused-feature head (EAGLE-3)"),
     ("ngram_lookup_s", "t_n", 1e6, "µs", "n-gram lookup, per sequence per iteration"),
     ("iteration_s", "t_i", 1e3, "ms", "fixed time per speculative iteration"),
     ("overlap", "p", 1.0, "", "overlap exponent of memory and arithmetic"),

@@ -22,6 +22,7 @@ from specmodel.model.layout import allowed_tensor_parallel
 from specmodel.model.scenario import AXES, DEFAULTS, GRID_AXIS_VALUES
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
+from specmodel.model.trees import max_verify_tokens
 from specmodel.progress import progress
 from specmodel.readouts import readout_arrays
 
@@ -98,15 +99,17 @@ def grid_mesh(
 
 def _tree_fields(tree_topk: int | None, verify_tokens: int | None, mesh: dict[str, np.ndarray]) -> dict[str, Any]:
     """A tree for every scenario of a sweep: ``tree_topk`` K, and ``verify_tokens`` V cut at
-    each gamma to the K gamma + 1 positions its tree holds; n-gram lookup (a chain) leaves
-    the drafter axis, which must then be given without it."""
+    each gamma to the ``K + (gamma - 1) K^2 + 1`` positions SGLang can draft
+    (:func:`specmodel.model.trees.max_verify_tokens`; gamma + 1 for a chain, as SGLang sets
+    it); n-gram lookup (a chain) leaves the drafter axis, which must then be given without it."""
     if tree_topk is None and verify_tokens is None:
         return {}
     k = 1 if tree_topk is None else tree_topk
     fields: dict[str, Any] = {"tree_topk": k}
     if verify_tokens is not None:
         gamma = mesh.get("gamma", np.asarray(DEFAULTS["gamma"]))
-        fields["verify_tokens"] = np.minimum(verify_tokens, k * gamma + 1)
+        top = max_verify_tokens(k, gamma)
+        fields["verify_tokens"] = gamma + 1 if k == 1 else np.minimum(verify_tokens, top)
     return fields
 
 

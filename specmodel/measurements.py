@@ -4,7 +4,9 @@ A measurement file (:data:`MEASUREMENTS_FILE`, a copy of the brief's) has one ro
 measured speedup: where it comes from, the deployment (hardware, target, vLLM's method and
 ``num_speculative_tokens``), the workload (concurrency, prompt and output tokens), the
 acceptance measured in the run (per position, or only the mean acceptance length) and the
-speedup. :func:`predict` evaluates every row with that acceptance given to the model.
+speedup, with the definition of speedup the source used (:data:`SPEEDUP_DEFINITIONS`).
+:func:`predict` evaluates every row with that acceptance given to the model and reads the
+speedup of the row's own definition.
 """
 
 from __future__ import annotations
@@ -31,6 +33,32 @@ MEASUREMENTS_FILE = Path(__file__).resolve().parent / "data" / "measurements.csv
 MULTIGPU_MEASUREMENTS_FILE = Path(__file__).resolve().parent / "data" / "measurements-multigpu.csv"
 
 
+#: The definitions of speedup a measurement file may give in its ``speedup_definition``
+#: column, each with the :class:`specmodel.model.evaluation.Evaluation` readout that predicts it:
+#: a ratio of time per output token (TPOT, decode alone: the prompt's prefill is in neither
+#: time) or a ratio of output throughputs at the same concurrency over a whole serving
+#: benchmark (the prompts' prefill counted in both, as ``vllm bench serve`` measures it).
+SPEEDUP_DEFINITIONS: dict[str, str] = {
+    "vanilla TPOT / speculative TPOT": "decode_speedup",
+    "output throughput with / without speculation at the same max concurrency": "throughput_speedup",
+}
+
+
+def speedup_readout(definition: str) -> str:
+    """The :class:`~specmodel.model.evaluation.Evaluation` field that predicts a speedup of
+    ``definition`` (:data:`SPEEDUP_DEFINITIONS`); any other definition is refused, naming the
+    allowed ones.
+
+    >>> speedup_readout("vanilla TPOT / speculative TPOT")
+    'decode_speedup'
+    """
+    try:
+        return SPEEDUP_DEFINITIONS[definition]
+    except KeyError:
+        allowed = "; ".join(f'"{d}"' for d in SPEEDUP_DEFINITIONS)
+        raise SpecModelError(f"unknown speedup_definition {excerpt(definition, 100)}: give one of {allowed}") from None
+
+
 class Measurement(BaseModel):
     """One measured speedup of a real server, with its source."""
 
@@ -48,7 +76,7 @@ class Measurement(BaseModel):
     mean_acceptance_length: float | None = Field(None, gt=1)  #: None: not published
     per_position_acceptance: tuple[float, ...] | None = None
     measured_speedup: float = Field(gt=0)
-    speedup_definition: str
+    speedup_definition: str  #: one of SPEEDUP_DEFINITIONS' keys
     notes: str = ""
 
     @field_validator("mean_acceptance_length", mode="before")
@@ -56,6 +84,13 @@ class Measurement(BaseModel):
     def _blank(cls, value: Any) -> Any:
         """An empty cell: not published."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("speedup_definition")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        """One of :data:`SPEEDUP_DEFINITIONS`, so that a bad file fails when it is read."""
+        speedup_readout(value)
+        return value
 
     @field_validator("per_position_acceptance", mode="before")
     @classmethod
@@ -112,9 +147,12 @@ def load_measurements(path: Path) -> list[Measurement]:
 
 def predict(rows: list[Measurement], engine: str, settings: Settings | None = None) -> FloatArray:
     """The model's speedup for each row under ``engine`` (its own default batching), with the
-    acceptance the row measured. Rows that share a deployment, an output length and a way of
-    giving the acceptance are evaluated as one grid."""
+    acceptance the row measured, in the row's own ``speedup_definition``
+    (:func:`speedup_readout`: decode alone for a TPOT ratio, prefill included for an output
+    throughput ratio; the same under cohort batching). Rows that share a deployment, an output
+    length and a way of giving the acceptance are evaluated as one grid."""
     settings = settings or Settings()
+    readouts = [speedup_readout(row.speedup_definition) for row in rows]  # refused before anything runs
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, row in enumerate(rows):
         fields = row.scenario()
@@ -127,7 +165,8 @@ def predict(rows: list[Measurement], engine: str, settings: Settings | None = No
         grid = {k: np.array([sc[k] for sc in scenarios]) for k in scenarios[0]}
         for scalar in ("generated_tokens", "target", "hardware"):
             grid[scalar] = scenarios[0][scalar]
-        out[members] = evaluate(**grid, engine=engine, settings=settings).speedup
+        ev = evaluate(**grid, engine=engine, settings=settings)
+        out[members] = [getattr(ev, readouts[i])[j] for j, i in enumerate(members)]
     return out
 
 

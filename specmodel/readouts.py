@@ -36,9 +36,14 @@ class Readout:
         return number(value, self.style, self.decimals, self.unit)
 
 
-#: Every scalar readout, in the order the CLI prints them; keys are the JSON keys.
+#: Every scalar readout, in the order the CLI prints them; keys are the JSON keys. ``speedup``
+#: is ``throughput_speedup`` under its old name (kept for every caller and figure); the CLI's
+#: table shows the two named definitions in its place
+#: (:class:`specmodel.model.evaluation.Evaluation` defines both).
 READOUTS: tuple[Readout, ...] = (
     Readout("speedup", "Speedup over plain decoding", "speedup", style="times"),
+    Readout("decode_speedup", "Speedup over plain decoding: decode (TPOT)", "decode_speedup", style="times"),
+    Readout("throughput_speedup", "Speedup over plain decoding: throughput", "throughput_speedup", style="times"),
     Readout("spec_tokens_per_s", "Speculative throughput", "spec_tokens_per_s", unit="tokens/s", decimals=0),
     Readout("base_tokens_per_s", "Plain decoding throughput", "base_tokens_per_s", unit="tokens/s", decimals=0),
     Readout("mean_acceptance_length", "Mean acceptance length", "mean_acceptance_length", unit="tokens/pass"),

@@ -145,7 +145,7 @@ def test_a_drafter_on_one_gpu_sits_whole_on_it():
         ({"tensor_parallel": 4, "draft_tensor_parallel": 2}, "the drafter runs on 1 GPU or on all"),
         ({"tensor_parallel": 0}, "tensor_parallel must be an integer"),
         ({"tree_topk": 2, "drafter": "ngram"}, "tree_topk must be 1 for the n-gram drafter"),
-        ({"tree_topk": 2, "gamma": 3, "verify_tokens": 8}, "more than the tree holds"),
+        ({"tree_topk": 2, "gamma": 3, "verify_tokens": 12}, "more than tree_topk 2 and gamma 3 can draft"),
         ({"verify_tokens": 1}, "verify_tokens"),
     ],
 )
@@ -203,15 +203,17 @@ def test_speculative_config_reads_draft_tensor_parallel_and_a_token_tree():
                 "method": "eagle",
                 "model": "yuhuili/EAGLE-LLaMA3-Instruct-70B",
                 "draft_tensor_parallel_size": 1,
-                "speculative_token_tree": "[(0,), (1,), (2,), (0, 0), (0, 1), (0, 0, 0)]",
+                "speculative_token_tree": "[(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]",
             }
         )  # fmt: skip
     )
-    assert (d.drafter, d.gamma) == ("eagle", 3)
-    assert d.layout() == {"draft_tensor_parallel": 1, "tree_topk": 3, "verify_tokens": 7}
+    assert (d.drafter, d.gamma) == ("eagle", 2)
+    assert d.layout() == {"draft_tensor_parallel": 1, "tree_topk": 6, "verify_tokens": 10, "tree_draft_positions": 3}
 
 
-@pytest.mark.parametrize("tree", ["[(0,), (0, 0, 0)]", "[(-1,)]", "not a tree", "[]", "[(0,), (0,)]"])
+@pytest.mark.parametrize(
+    "tree", ["[(0,), (0, 0, 0)]", "[(-1,)]", "not a tree", "[]", "[(0,), (0,)]", "[(0,), (1,), (0, 0)]", "[(1,)]"]
+)
 def test_a_bad_token_tree_is_refused(tree):
     with pytest.raises(SpecModelError, match="speculative_token_tree"):
         token_tree(tree)
@@ -263,10 +265,10 @@ def test_advise_reads_the_layout_from_the_speculative_config(tmp_path):
     )
     config = json.dumps({"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-70B",
                          "draft_tensor_parallel_size": 1,
-                         "speculative_token_tree": "[(0,), (1,), (0, 0), (1, 0), (0, 0, 0)]"})  # fmt: skip
+                         "speculative_token_tree": "[(0,), (1,), (0, 0), (1, 0), (0, 0, 0), (1, 0, 0)]"})  # fmt: skip
     result = _cli("advise", "--log", str(log), "--concurrency", "16", "--target", "llama-3-70b",
                   "--tensor-parallel", "4", "--speculative-config", config, "--json")  # fmt: skip
     assert result.returncode == 0, result.stderr
     advice = json.loads(result.stdout)
     assert advice["tensor_parallel"] == 4 and advice["draft_tensor_parallel"] == 1
-    assert advice["tree_topk"] == 2 and advice["verify_tokens"] == 6 and advice["deployed_gamma"] == 3
+    assert advice["tree_topk"] == 2 and advice["verify_tokens"] == 7 and advice["deployed_gamma"] == 3

@@ -33,6 +33,7 @@ USED_ELSEWHERE = {
     "with_constants": "public API: Settings.with_constants, documented in specmodel/__init__.py",
     "parse_log": "public API: a vLLM log held in memory (specmodel.vllm.logs)",
     "counters_from_log": "public API: the counters of records from parse_log",
+    "throughput_speedup": "Evaluation readout read by name (specmodel.measurements.SPEEDUP_DEFINITIONS, readouts)",
 }
 
 

@@ -1,140 +1,149 @@
 """Fit the ``vllm`` engine profile to public measurements and write it to
-``specmodel/data/engines.toml`` with its provenance and residuals (``make fit``).
+``specmodel/data/engines.toml`` with its provenance, residuals, standard errors and held-out
+errors (``make fit``).
 
     python tools/fit_engine.py                     # fit, write, print the residuals
     python tools/fit_engine.py --check             # fit and compare with the file; write nothing
 
-Least squares (scipy's trust-region reflective method, deterministic) on the log of
-predicted over measured speedup for every row of ``specmodel/data/measurements.csv``, with the
-acceptance each run measured given to the model, plus one absolute anchor: the plain decode
-step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms, from vLLM issue #20780 (the TPOT table
-the file's first rows come from). One profile for all rows; no per-row or per-source term.
+The fit and the held-out splits are :mod:`sitebuild.engine_fit`'s: least squares on the log
+of predicted over measured speedup for every row of ``specmodel/data/measurements.csv`` (a
+copy of the brief's), plus the 7.07 ms plain decode step of vLLM issue #20780. One profile for
+all rows; no per-row or per-source term. The writer replaces only the keys it fits (and the
+ones it retires); any other key of ``[vllm]`` (e.g. ``moe_kernel``) is kept as it is.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import math
+import re
 import sys
+import tomllib
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-from scipy.optimize import least_squares
-
-from specmodel.measurements import error_summary, load_measurements, predict
-from specmodel.model.engines import EngineProfile, FitProvenance
-from specmodel.model.evaluate import evaluate
-from specmodel.model.scenario import Scenario
-from specmodel.model.settings import Settings
+from sitebuild.engine_fit import (
+    ANCHOR_SOURCE,
+    FITTED,
+    FIXED,
+    NOT_FITTED,
+    Fit,
+    fit,
+    held_out,
+    identifiability,
+    profile,
+    readme_block,
+)
+from specmodel.measurements import error_summary, load_measurements
+from specmodel.model.engines import FitProvenance
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASUREMENTS = ROOT / "specmodel" / "data" / "measurements.csv"
 ENGINES = ROOT / "specmodel" / "data" / "engines.toml"
-
-#: The fitted constants, their start and their bounds (seconds; p; shares).
-PARAMETERS = {
-    "target_pass_s": (1e-3, 0.0, 5e-3),
-    "sequence_pass_s": (1e-5, 0.0, 1e-3),
-    "head_pass_s": (5e-4, 0.0, 5e-3),
-    "fused_head_pass_s": (5e-4, 0.0, 5e-3),
-    "iteration_s": (1e-4, 0.0, 5e-3),
-    "overlap": (3.0, 1.0, 50.0),
-    "compute_efficiency": (0.75, 0.05, 1.0),
-    "ngram_matched_acceptance": (0.5, 0.05, 1.0),
-}
-#: Plain decode step (TPOT) of Llama-3.1-8B, batch 1, H100: vLLM issue #20780.
-ANCHOR_SECONDS = 7.07e-3
-ANCHOR_SCENARIO = Scenario(
-    concurrency=1, context=76, generated_tokens=210, target="llama-3.1-8b", hardware="h100-sxm", drafter="eagle"
-)
-ANCHOR_SOURCE = "plain decode step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms (vLLM issue #20780, TPOT table)"
-ANCHOR_WEIGHT = 3.0
+README = ROOT / "README.md"
+#: Keys of [vllm] this writer owns: the header, every constant it may fit, the ones it retired.
+OWNED = {"name", "description", "batching", "fused_head_pass_s", "compute_efficiency", *FIXED, *FITTED}
 
 
-def profile(values: np.ndarray, fit: FitProvenance | None = None) -> EngineProfile:
-    """The vllm profile with these constants."""
-    return EngineProfile(
-        key="vllm", name="vLLM (fitted)",
-        description="vLLM V1 on one GPU: the roofline plus fixed costs per pass and per iteration, imperfect "
-                    "overlap of memory and arithmetic, its own compute efficiency, and an n-gram lookup that "
-                    "drafts only on a match; fitted to public measurements.",
-        batching="steady", **dict(zip(PARAMETERS, (float(v) for v in values), strict=True)), fit=fit,
-    )  # fmt: skip
-
-
-def residuals(values: np.ndarray, rows: list, measured: np.ndarray) -> np.ndarray:
-    settings = Settings().with_engine(profile(values))
-    predicted = predict(rows, "vllm", settings)
-    plain = 1.0 / float(evaluate(ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s)
-    return np.append(np.log(predicted / measured), ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS))
-
-
-def fit(rows: list) -> tuple[np.ndarray, np.ndarray]:
-    measured = np.array([r.measured_speedup for r in rows])
-    start, low, high = (np.array([p[i] for p in PARAMETERS.values()]) for i in range(3))
-    result = least_squares(
-        residuals,
-        start,
-        bounds=(low, high),
-        args=(rows, measured),
-        x_scale=start,
-        xtol=1e-12,
-        ftol=1e-12,
-        gtol=1e-12,
-        max_nfev=2000,
-    )
-    return result.x, np.exp(result.fun[:-1]) - 1.0
-
-
-def section(values: np.ndarray, errors: np.ndarray, rows: list) -> str:
-    """The [vllm] table of engines.toml, with its provenance."""
-    summary = error_summary(errors)
-    fit_ = FitProvenance(
+def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> FitProvenance:
+    """The fit's provenance: the file and its checksum, the residuals, the fitted constants'
+    relative standard errors and largest correlation, and the held-out summaries."""
+    summary = error_summary(result.errors)
+    ident = identifiability(result)
+    first, second, corr = ident.largest
+    return FitProvenance(
         measurements="specmodel/data/measurements.csv",
         measurements_sha256=hashlib.sha256(MEASUREMENTS.read_bytes()).hexdigest(), rows=len(rows),
         fitted_on=date.today().isoformat(), method="scipy.optimize.least_squares (trf) on log(predicted/measured)",
         median_abs_error=round(summary["median"], 4), p90_abs_error=round(summary["p90"], 4),
         max_abs_error=round(summary["max"], 4), anchor=ANCHOR_SOURCE,
-        residuals=tuple(round(float(e), 4) for e in errors),
+        residuals=tuple(round(float(e), 4) for e in result.errors), fitted=tuple(result.values),
+        not_fitted=NOT_FITTED,
+        relative_standard_errors=tuple(round(v, 3) for v in ident.relative_se.values()),
+        largest_correlation=round(corr, 3), largest_correlation_pair=(first, second),
+        held_out={k: (round(v["median"], 4), round(v["p90"], 4), round(v["max"], 4)) for k, v in splits.items()},
     )  # fmt: skip
-    p = profile(values, fit_)
+
+
+def _toml_value(value: Any) -> str:
+    """A TOML literal for a string, number, or list of either."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any]) -> str:
+    """The [vllm] table of engines.toml: header, fitted constants, the keys it does not own
+    (``kept``), then [vllm.fit] and [vllm.fit.held_out]."""
+    p = profile(list(result.values.values()), list(result.values))
     lines = ["[vllm]", f'name = "{p.name}"', f'description = "{p.description}"', f'batching = "{p.batching}"']
-    lines += [f"{k} = {float(getattr(p, k)):.6g}" for k in PARAMETERS]
+    lines += [f"{k} = {float(v):.6g}" for k, v in result.values.items()]
+    lines += [f"{k} = {float(v):.6g}" for k, v in FIXED.items() if k not in result.values]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in kept.items()]
     lines += ["", "[vllm.fit]"]
-    for key, value in fit_.model_dump().items():
-        if isinstance(value, str):
-            lines.append(f'{key} = "{value}"')
-        elif isinstance(value, tuple | list):
-            lines.append(f"{key} = [{', '.join(f'{v:.4f}' for v in value)}]")
-        else:
-            lines.append(f"{key} = {value}")
+    dumped = fit_.model_dump()
+    held = dumped.pop("held_out")
+    for key, value in dumped.items():
+        if value is not None:
+            lines.append(f"{key} = {_toml_value(value)}")
+    lines += ["", "[vllm.fit.held_out]", "# split = [median, p90, worst] of |predicted / measured - 1|"]
+    lines += [f"{k} = {_toml_value(list(v))}" for k, v in held.items()]
     return "\n".join(lines) + "\n"
 
 
+def render(text: str, result: Fit, fit_: FitProvenance) -> str:
+    """engines.toml with its [vllm] table replaced, keeping what precedes it and the [vllm]
+    keys this writer does not own."""
+    current = tomllib.loads(text).get("vllm", {})
+    kept = {k: v for k, v in current.items() if k not in OWNED and k != "fit" and k not in result.values}
+    head = text.split("\n[vllm]\n")[0].rstrip() + "\n\n"
+    return head + section(result, fit_, kept)
+
+
+def readme(text: str, fit_: FitProvenance) -> str:
+    """README.md with the block between ``<!-- held-out:start -->`` and ``<!-- held-out:end -->``
+    replaced by the fit's held-out table (:func:`sitebuild.engine_fit.readme_block`)."""
+    block = readme_block(fit_.held_out, fit_.relative_standard_errors, fit_.largest_correlation or 0.0)
+    pattern = re.compile(r"(<!-- held-out:start -->)\n.*?(<!-- held-out:end -->)", re.S)
+    return pattern.sub(lambda m: f"{m.group(1)}\n{block}\n{m.group(2)}", text)
+
+
+def _without_date(text: str) -> list[str]:
+    """The file's lines but the date of the fit."""
+    return [line for line in text.splitlines() if not line.startswith("fitted_on")]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Fit, print the constants, their relative standard errors and the held-out errors, and
+    write (or, with ``--check``, compare) the profile."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fit and compare with the file; write nothing")
     args = parser.parse_args(argv)
     rows = load_measurements(MEASUREMENTS)
-    values, errors = fit(rows)
-    for name, value in zip(PARAMETERS, values, strict=True):
-        print(f"{name:<26} {value:.6g}")
-    summary = error_summary(errors)
-    print(
-        f"rows {len(rows)}: median |error| {summary['median']:.1%}, 90th percentile {summary['p90']:.1%}, "
-        f"worst {summary['max']:.1%}"
-    )
+    result = fit(rows)
+    splits = held_out(rows)
+    fit_ = provenance(result, rows, splits)
+    for name, value, se in zip(fit_.fitted, result.values.values(), fit_.relative_standard_errors, strict=True):
+        print(f"{name:<26} {value:.6g}  (relative SE {se:.0%})")
+    print(f"largest correlation {fit_.largest_correlation:+.2f} ({' / '.join(fit_.largest_correlation_pair)})")
+    for split, (median, p90, worst) in fit_.held_out.items():
+        print(f"{split:<24} median {median:.1%}, p90 {p90:.1%}, worst {worst:.1%}")
     text = ENGINES.read_text(encoding="utf-8")
-    head = text.split("\n[vllm]\n")[0].rstrip() + "\n\n"
-    new = head + section(values, errors, rows)
+    new = render(text, result, fit_)
     if args.check:
-        same = new.split("fitted_on")[0] == text.split("fitted_on")[0]
+        same = _without_date(new) == _without_date(text) and readme(
+            README.read_text(encoding="utf-8"), fit_
+        ) == README.read_text(encoding="utf-8")
         print("engines.toml is " + ("current" if same else "NOT current: run python tools/fit_engine.py"))
         return 0 if same else 1
     ENGINES.write_text(new, encoding="utf-8")
-    print(f"wrote {ENGINES.relative_to(ROOT)}")
+    README.write_text(readme(README.read_text(encoding="utf-8"), fit_), encoding="utf-8")
+    print(f"wrote {ENGINES.relative_to(ROOT)} and the held-out table of {README.name}")
     return 0
 
 

@@ -11,7 +11,29 @@ from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, percent, plain
 from sitebuild.paths import MEASUREMENTS
 from specmodel.measurements import error_summary, load_measurements
+from specmodel.model.engines import EngineProfile
 from specmodel.model.scenario import ENGINES
+
+#: The held-out splits the profile records (``tools/fit_engine.py``), by their short names here.
+SPLITS = {"leave_one_workload_out": "loo", "leave_one_source_out": "loso", "small_to_large": "small_large",
+          "in_sample": "in_sample"}  # fmt: skip
+
+
+def held_out_numbers(profile: EngineProfile) -> dict[str, Number]:
+    """The fitted profile's held-out and in-sample errors, and its constants' largest relative
+    standard error and correlation, as ``make fit`` recorded them (a test checks they are a
+    fresh fit's: tests/test_fit_heldout.py)."""
+    fit = profile.fit
+    if fit is None:
+        return {}
+    n: dict[str, Number] = {}
+    for split, short in SPLITS.items():
+        for stat, value in zip(("median", "p90", "max"), fit.held_out.get(split, ()), strict=False):
+            n[f"vllm_{short}_{stat}_error"] = percent(value, 1)
+    n["vllm_fitted_constants"] = plain(len(fit.fitted), 0)
+    n["vllm_max_relative_se"] = percent(max(fit.relative_standard_errors, default=0.0), 0)
+    n["vllm_largest_correlation"] = plain(abs(fit.largest_correlation or 0.0), 2)
+    return n
 
 
 def numbers(settings: SiteSettings) -> dict[str, Number]:
@@ -34,7 +56,7 @@ def numbers(settings: SiteSettings) -> dict[str, Number]:
     n["vllm_rows_within_15"] = plain(int(within.sum()), 0)
     p = settings.engines["vllm"]
     n["vllm_head_pass_ms"] = plain(p.head_pass_s * 1e3)
-    n["vllm_fused_head_pass_ms"] = plain(p.fused_head_pass * 1e3)
+    n.update(held_out_numbers(p))
     plain_step = 1.0 / float(one(settings, context=76, generated_tokens=210, target="llama-3.1-8b",
                                  drafter="eagle", engine="vllm").base_tokens_per_s)  # fmt: skip
     n["vllm_plain_step_ms"] = plain(plain_step * 1e3)

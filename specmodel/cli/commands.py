@@ -22,9 +22,14 @@ if TYPE_CHECKING:  # the vLLM side is imported by the advise command only, when 
     from specmodel.vllm.speculative_config import ServedDrafter
 
 
+#: Readouts the table leaves out: ``speedup`` is ``throughput_speedup``, printed under that name.
+TABLE_OMITS = frozenset({"speedup"})
+
+
 def format_table(values: dict[str, Any]) -> str:
-    """The point readouts as an aligned two-column table."""
-    rows = [(r.label, r.format(values[r.key])) for r in READOUTS]
+    """The point readouts as an aligned two-column table; the speedup under both its names
+    (decode alone, and output throughput with prefill), not a third time as ``speedup``."""
+    rows = [(r.label, r.format(values[r.key])) for r in READOUTS if r.key not in TABLE_OMITS]
     rows.append(("Per-position acceptance", ", ".join(f"{x:.3f}" for x in values["per_position"])))
     if values["ngram_match_rate"] < 1:
         rows.append(("Iterations with an n-gram match", f"{values['ngram_match_rate']:.0%}"))
@@ -134,6 +139,8 @@ def _served(args: argparse.Namespace) -> ServedDrafter:
         for name in ("draft_tensor_parallel", "tree_topk", "verify_tokens")
         if getattr(args, name) is not None
     }
+    if {"tree_topk", "verify_tokens"} & set(given):  # a tree given on the command line replaces the config's
+        given.update(tree_draft_positions=None, tree_widths=None)
     return dataclasses.replace(served, **given)
 
 

@@ -180,8 +180,9 @@ def acceptance_options(parser: Any) -> None:
         "(accepted at position j / drafts); gamma is its length unless --gamma says fewer",
     )
     parser.add_argument("--mean-acceptance-length", type=float, metavar="M", default=None,
-                        help="measured mean acceptance length (tokens per verify pass, 1 < M < gamma + 1); the model "
-                             "uses the 'same' profile's alpha that gives M and says which")  # fmt: skip
+                        help="measured mean acceptance length (tokens per verify pass, 1 < M < gamma + 1), of a "
+                             "chain or a tree: the model's tokens per iteration are M (the 'same' profile's alpha that "
+                             "gives M, said), with no tree reshaping")  # fmt: skip
 
 
 def engine_options(parser: Any, settings: Settings) -> None:
@@ -232,15 +233,17 @@ def parallel_options(parser: Any, grid: bool = False) -> None:
         type=int,
         metavar="K",
         default=None,
-        help="candidates per draft step, a tree of guesses (SGLang's speculative_eagle_topk; default: 1, a chain)",
+        help="candidates per draft step, a tree of guesses (SGLang's speculative_eagle_topk: the K branches "
+        "each draft pass runs; default: 1, a chain)",
     )
     parser.add_argument(
         "--verify-tokens",
         type=int,
         metavar="V",
         default=None,
-        help="positions one verify pass scores (SGLang's speculative_num_draft_tokens; default: "
-        "tree_topk x gamma + 1, all of the tree)",
+        help="positions one verify pass scores, the root and the best V - 1 candidates (SGLang's "
+        "speculative_num_draft_tokens; at most tree_topk + (gamma - 1) tree_topk^2 + 1, SGLang's candidate pool; "
+        "gamma + 1 for a chain; default: tree_topk x gamma + 1)",
     )
 
 
@@ -255,7 +258,8 @@ def scenario_options(parser: argparse.ArgumentParser, settings: Settings) -> Non
         "--gamma",
         type=int,
         default=None,
-        help=f"draft tokens per iteration, num_speculative_tokens (default: {DEFAULTS['gamma']})",
+        help="draft tokens per iteration, vLLM's num_speculative_tokens; a tree's depth, SGLang's "
+        f"speculative_num_steps (default: {DEFAULTS['gamma']})",
     )
     drafter_option(parser, default=settings.deployment.draft)
     acceptance_options(parser)

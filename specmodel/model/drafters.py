@@ -15,7 +15,9 @@ A drafter returns the coefficients of one draft step (:meth:`Drafter.step`), of 
 reads once per iteration (:meth:`Drafter.once_per_iteration`), and the fixed terms an
 engine charges it (:meth:`Drafter.engine_terms`: time per step, CPU time per sequence, the
 share of iterations it drafts in). A tree of guesses is any of these drafting K candidates
-per step (the scenario's ``tree_topk``, :mod:`specmodel.model.layout`).
+per step (the scenario's ``tree_topk``, :mod:`specmodel.model.layout`); its gamma steps run
+the query positions per sequence its engine's construction runs
+(:func:`specmodel.model.trees.draft_positions`), priced from the same :meth:`Drafter.step`.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ class Drafter:
     kind = DrafterKind.MODEL
 
     def step(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:
-        """One draft step: a forward pass over Q = K positions per sequence (K = 1 for a chain)."""
+        """The coefficients of one draft step, a forward pass over Q positions per sequence
+        (Q = 1 for a chain; a tree's mean over its construction, :mod:`specmodel.model.trees`)."""
         raise NotImplementedError
 
     def once_per_iteration(self, target: Architecture, flops_per_parameter: float) -> PassCoefficients[float]:

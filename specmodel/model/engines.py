@@ -14,6 +14,8 @@ real engine (``vllm``) adds, with few constants each with a physical meaning:
   (:func:`specmodel.model.roofline.combined_time`): the two overlap imperfectly, so a pass slows down as its
   arithmetic grows long before it is compute-bound (``p = inf`` is the roofline's max);
 * its own achievable share of peak FLOP/s;
+* the kernel that runs a mixture-of-experts layer, whose measured efficiency at the tokens
+  each expert receives prices the routed expert FLOPs (:mod:`specmodel.model.kernels`);
 * the n-gram lookup's match rate: vLLM drafts only when the lookup finds a match, and a pass
   with nothing to verify is a plain step (:func:`ngram_match_rate`).
 
@@ -50,6 +52,14 @@ class FitProvenance(BaseModel):
     max_abs_error: float
     anchor: str  #: an absolute time the fit also matches, with its source
     residuals: tuple[float, ...]  #: predicted / measured - 1, row by row, in file order
+    fitted: tuple[str, ...] = ()  #: the constants the fit set, in order
+    not_fitted: str = ""  #: what was taken out of the fit, and from where
+    relative_standard_errors: tuple[float, ...] = ()  #: of ``fitted``: se / value, cov = s^2 (J^T J)^-1
+    largest_correlation: float | None = None  #: the largest |correlation| between two fitted constants
+    largest_correlation_pair: tuple[str, ...] = ()
+    #: held-out errors by split (leave one workload out, leave one source out, small to large,
+    #: in sample): median, 90th percentile and worst |predicted / measured - 1|
+    held_out: dict[str, tuple[float, float, float]] = Field(default_factory=dict)
 
 
 class EngineProfile(BaseModel):
@@ -70,6 +80,8 @@ class EngineProfile(BaseModel):
     overlap: float = Field(ge=1)
     compute_efficiency: float | None = Field(None, gt=0, le=1)
     ngram_matched_acceptance: float | None = Field(None, gt=0, le=1)
+    #: grouped-GEMM kernel family of data/kernels.toml pricing routed expert FLOPs (None: at compute_efficiency)
+    moe_kernel: str | None = None
     fit: FitProvenance | None = None
 
     @property

@@ -7,8 +7,9 @@ draft models, heads or n-gram lookup (:mod:`specmodel.model.drafters`); memory c
 checked by :mod:`specmodel.model.memory`. Inputs broadcast like numpy arrays; every output
 has the broadcast shape (``per_position`` adds a trailing axis).
 
-One speculative iteration is gamma draft passes (Q = 1 each; none for the n-gram drafter,
-which has no weights, no cache and no FLOPs) and one verify pass of the target over
+One speculative iteration is gamma draft passes (Q = 1 each for a chain, a tree's as its
+engine builds it, :mod:`specmodel.model.trees`; none for the n-gram drafter, which has no
+weights, no cache and no FLOPs) and one verify pass of the target over
 gamma + 1 positions (Leviathan et al. 2023, arXiv:2211.17192, Algorithm 1). Plain
 decoding is one target pass (Q = 1) per token. Every pass reads the cache at length
 ``n = T + KV_READ_FRACTION x G`` and is priced once by :mod:`specmodel.model.passes`; the
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from specmodel.model import acceptance as acc
-from specmodel.model import cohort, memory
+from specmodel.model import cohort, memory, trees
 from specmodel.model.drafters import Drafter, drafter_of
 from specmodel.model.engines import EngineProfile
 from specmodel.model.evaluation import Evaluation, arithmetic_ratio, concatenate, draft_share
@@ -223,6 +224,7 @@ def _evaluate(
         overlap=pairs.column(lambda e, d: e.overlap),
     )
     eta = pairs.column(lambda e, d: e.compute_efficiency_or(c.COMPUTE_EFFICIENCY))
+    kernel = np.array([e.moe_kernel or "" for e in pairs.engines])[pairs.index]  # grouped-GEMM curves
     gpus, draft_gpus, topk, verified = (
         x.ravel().astype(float)
         for x in (grid.tensor_parallel, grid.draft_tensor_parallel, grid.tree_topk, grid.verify_tokens)
@@ -230,20 +232,22 @@ def _evaluate(
     positions = 1 + match * (verified - 1)
     n = kv_read_length(t, generated, c.KV_READ_FRACTION)
     me = c.MEMORY_EFFICIENCY
-    passes = Passes(
-        verify=price_pass(tgt, n, positions, hw, me, eta, gpus),
-        draft=price_pass(step, n, topk, hw, me, eta, draft_gpus),
-        plain=price_pass(tgt, n, 1, hw, me, eta, gpus),
-        once=price_pass(once, n, 1, hw, me, eta, draft_gpus),
-    )
     tokens_per_iteration = np.broadcast_to(acc.expected_tokens_per_iteration(small_u), shape).ravel()
+    # gamma draft passes of Q_d positions on average, as the tree's engine builds it (trees.draft_positions)
+    draft_q, drafted = trees.draft_positions(topk, g, grid.tree_draft_positions.ravel(), tokens_per_iteration)
+    passes = Passes(
+        verify=price_pass(tgt, n, positions, hw, me, eta, gpus, kernel),
+        draft=price_pass(step, n, draft_q, hw, me, eta, draft_gpus, kernel),
+        plain=price_pass(tgt, n, 1, hw, me, eta, gpus, kernel),
+        once=price_pass(once, n, 1, hw, me, eta, draft_gpus, kernel),
+    )
     timing = _timing(grid, passes, terms, pmf, rows.ravel(), batch, g, t, tokens_per_iteration, tgt)
     # The readouts' verify pass scores all V positions (gamma + 1 for a chain); timing uses the mean Q.
-    verify = price_pass(tgt, n, verified, hw, me, eta, gpus)
+    verify = price_pass(tgt, n, verified, hw, me, eta, gpus, kernel)
     flat = {
         **_throughputs(timing, batch, generated, tokens_per_iteration, positions),
         "arithmetic_ratio": arithmetic_ratio(
-            timing.iterations, positions, g * topk, verify.position_flops, passes.draft.position_flops, generated
+            timing.iterations, positions, drafted, verify.position_flops, passes.draft.position_flops, generated
         ),
         **_pass_readouts(verify, passes, batch, tgt, step),
         "alpha": grid.alpha.ravel().astype(float),
@@ -257,12 +261,14 @@ def _evaluate(
 def _throughputs(
     timing: Timing, batch: FloatArray, generated: int, tokens_per_iteration: FloatArray, positions: FloatArray
 ) -> dict[str, Any]:
-    """Speedup, throughputs, draft share and vLLM's throughput counters (flat)."""
+    """Both speedups (end to end with prefill, and decode alone: :class:`Evaluation`), throughputs,
+    draft share and vLLM's throughput counters (flat)."""
     spec_time, base_time = timing.spec_seconds, timing.base_seconds
     output_tokens = batch * generated
     drafts_per_s = batch * timing.iterations / spec_time
     return {
         "speedup": base_time / spec_time,
+        "decode_speedup": timing.base_decode_seconds / timing.spec_decode_seconds,
         "spec_tokens_per_s": output_tokens / spec_time,
         "base_tokens_per_s": output_tokens / base_time,
         "spec_tokens_per_s_per_sequence": generated / spec_time,
@@ -320,7 +326,7 @@ def _timing(
     """Cohort timing where the batching is ``cohort``, steady where it is ``steady`` (flat)."""
     generated = grid.generated_tokens
     steady = grid.batching.ravel() == "steady"
-    out = {name: np.empty(batch.shape) for name in ("spec_seconds", "base_seconds", "draft_seconds", "iterations")}
+    out = {name: np.empty(batch.shape) for name in Timing.TOTALS}
     out.update({name: np.empty(batch.shape + (len(TIME_PARTS),)) for name in ("spec_parts", "base_parts")})
     if steady.any():
         rows_ = _selected(steady)

@@ -14,9 +14,28 @@ from specmodel.model.types import BoolArray, FloatArray, Numeric
 @dataclass(frozen=True)
 class Evaluation:
     """Everything the model says about a scenario or a grid of them, in SI units; every
-    array has the grid's shape (``per_position`` adds a trailing axis of positions)."""
+    array has the grid's shape (``per_position`` adds a trailing axis of positions).
 
-    speedup: FloatArray  #: speculative over plain output tokens/s
+    Two speedups, as benchmarks report them (:data:`specmodel.measurements.SPEEDUP_DEFINITIONS`):
+
+    - ``throughput_speedup`` (= ``speedup``): end-to-end output throughput, speculative over
+      plain, at the same concurrency, ``(G t_plain + P_plain) / (N t_iter + P_spec)`` per
+      sequence, where P is the time the prefill of the prompts that replace finished sequences
+      adds to the passes (steady batching; ``vllm bench serve``'s output throughput).
+    - ``decode_speedup``: plain time per output token over speculative time per output token
+      in decode alone, ``G t_plain / (N t_iter)`` (vanilla TPOT / speculative TPOT; what a
+      user feels once the answer streams). Other requests' prefill in the same passes is not
+      counted, so it is a measured TPOT ratio exactly at one request.
+
+    Under ``cohort`` batching nothing is prefilled while the cohort decodes (P = 0) and the
+    two are the same numbers. Under ``steady`` batching the throughput speedup lies between
+    the decode speedup and the prefill's ratio P_plain / P_spec (a mediant; P_spec >= P_plain,
+    the same arithmetic in fewer, busier passes), so it is at most the decode speedup where
+    speculation wins and tends to that ratio, about 1, when long prompts make the prefill dominate.
+    """
+
+    speedup: FloatArray  #: speculative over plain output tokens/s, prefill included (= throughput_speedup)
+    decode_speedup: FloatArray  #: plain over speculative time per output token, decode alone (TPOT ratio)
     spec_tokens_per_s: FloatArray  #: output tokens/s over all sequences, speculative
     base_tokens_per_s: FloatArray  #: output tokens/s over all sequences, plain decoding
     spec_tokens_per_s_per_sequence: FloatArray  #: output tokens/s each sequence receives, speculative
@@ -61,6 +80,13 @@ class Evaluation:
     )
     ngram_match_rate: FloatArray  #: share of iterations in which the drafter drafts (1 but for an n-gram lookup)
     generated_tokens: int  #: G, tokens each sequence generates
+
+    @property
+    def throughput_speedup(self) -> FloatArray:
+        """Speculative over plain end-to-end output throughput at the same concurrency, the
+        prompts' prefill included (what ``vllm bench serve`` reports as output throughput):
+        ``speedup`` by its definition's name."""
+        return self.speedup
 
 
 def concatenate(parts: list[Evaluation], axis: int) -> Evaluation:

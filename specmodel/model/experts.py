@@ -69,3 +69,56 @@ def routed_expert_bytes(
     True
     """
     return expert_bytes * expected_distinct_experts(tokens, experts, experts_per_token)
+
+
+def tokens_per_expert(tokens: Numeric, experts: Numeric, experts_per_token: Numeric) -> Numeric:
+    """m, the tokens each touched expert of one MoE layer multiplies: ``n k / E_touched``, the
+    n k routed token-expert pairs over the expected distinct experts they reach
+    (:func:`expected_distinct_experts`); 0 for no tokens.
+
+    Over the experts touched, not over all E: the grouped kernel runs tiles only for experts
+    that hold tokens, so at one token its k experts each get one. vLLM PR #24700's batch-1 rows
+    (Mixtral 144 us, Qwen3-30B-A3B 44.5 us per layer) are 1.35 and 3.1 times the curve's time
+    with m over the touched experts (the rest is the kernel's fixed latency: the 8 FP8 experts'
+    bytes take 11 us), and 0.34 and 0.20 of it with m = k/E, which charges all E experts'
+    weight stream. From about 4 tokens per expert on every expert is touched and the two
+    agree, as in the rows the curves are fitted to (m = B k/E there). Dimensionless.
+
+    >>> float(tokens_per_expert(1, 128, 8)), round(float(tokens_per_expert(1024, 128, 8)), 2)
+    (1.0, 64.0)
+    """
+    touched = expected_distinct_experts(tokens, experts, experts_per_token)
+    routed = np.multiply(tokens, experts_per_token)
+    return np.where(touched > 0, routed / np.where(touched > 0, touched, 1.0), 0.0)
+
+
+def grouped_gemm_efficiency(tokens_per_expert_: Numeric, e_max: Numeric, m_half: Numeric) -> Numeric:
+    """Achieved share of peak FLOP/s of a grouped expert matrix multiply at m tokens per
+    expert: ``eff(m) = e_max m / (m + m_half)``.
+
+    A saturating curve: slope ``e_max / m_half`` at m = 0, ``e_max / 2`` at m = m_half, e_max
+    as m grows. Its time ``FLOPs / (peak eff(m)) = FLOPs / (peak e_max) + 2 P m_half /
+    (peak e_max)`` per expert of P parameters is a fixed weight stream plus arithmetic at
+    e_max, the additive form the kernel measurements follow (constants from
+    ``data/kernels.toml``: vLLM PR #24700, DeepGEMM's README). Dimensionless.
+
+    >>> float(grouped_gemm_efficiency(245.0, 0.82, 245.0))
+    0.41
+    """
+    m = np.asarray(tokens_per_expert_, dtype=float)
+    return e_max * m / (m + m_half)
+
+
+def routed_expert_compute_time(
+    expert_flops: Numeric, peak_flops: Numeric, tokens_per_expert_: Numeric, e_max: Numeric, m_half: Numeric
+) -> Numeric:
+    """Seconds of a pass's routed expert arithmetic, ``F_e / (peak eff(m))``
+    (:func:`grouped_gemm_efficiency`), F_e its routed expert FLOPs (one GPU's), peak the dense
+    FLOP/s the curve's e_max is a fraction of; 0 where there are none.
+
+    >>> round(float(routed_expert_compute_time(22.5e9, 989.4e12, 16.0, 0.82, 245.0)) * 1e6)
+    452
+    """
+    eff = grouped_gemm_efficiency(tokens_per_expert_, e_max, m_half)
+    flops = np.asarray(expert_flops, dtype=float)
+    return np.where(flops > 0, flops / (peak_flops * np.where(eff > 0, eff, 1.0)), 0.0)

@@ -6,9 +6,10 @@ Tensor parallelism follows vLLM: ``tensor_parallel_size`` N must divide the targ
 attention heads, and the drafter runs on all N GPUs or on one
 (``draft_tensor_parallel_size``: "can only be 1 or the same as the target model's tensor
 parallel size", vllm/config/speculative.py). A tree draft follows SGLang's EAGLE options:
-``speculative_eagle_topk`` K candidates per depth, ``speculative_num_steps`` gamma depths,
+``speculative_eagle_topk`` K candidates per step, ``speculative_num_steps`` gamma steps,
 ``speculative_num_draft_tokens`` V positions verified (the root and V - 1 guesses), at
-most the K gamma guesses the tree holds; K = 1 and V = gamma + 1 is a chain.
+most the ``K + (gamma - 1) K^2`` candidates SGLang scores (:mod:`specmodel.model.trees`);
+K = 1 is a chain, and verifies V = gamma + 1.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from specmodel.errors import SpecModelError
+from specmodel.model import trees
 from specmodel.model.drafters import DrafterKind, drafter_kind
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.types import IntArray
@@ -80,26 +82,56 @@ def check_parallelism(
     return n, d
 
 
-def check_tree(tree_topk: Any, verify_tokens: Any, gamma: Any, drafters: np.ndarray) -> tuple[IntArray, IntArray]:
-    """``(K, V)`` as integer arrays: K candidates per depth (1: a chain), V positions verified,
-    from 2 to the K gamma + 1 the tree holds (default: all of them; gamma + 1 for a chain).
-    An n-gram lookup drafts one chain."""
+def check_tree(
+    tree_topk: Any, verify_tokens: Any, gamma: Any, drafters: np.ndarray, later: Any = None
+) -> tuple[IntArray, IntArray, IntArray]:
+    """``(K, V, P_later)`` as integer arrays: K candidates per step (1: a chain); V positions
+    verified, from 2 to the ``K + (gamma - 1) K^2 + 1`` SGLang's candidate pool allows
+    (:func:`specmodel.model.trees.max_verify_tokens`; default K gamma + 1, the K kept nodes
+    of each depth), and gamma + 1 exactly for a chain; ``P_later``, the draft positions per
+    sequence of the gamma - 1 passes after the first (``tree_draft_positions``; default
+    SGLang's (gamma - 1) K, :func:`specmodel.model.trees.sglang_later_positions`). An n-gram
+    lookup drafts one chain."""
     k = check_integer("tree_topk", tree_topk, 1, MAX_TREE_TOPK)
     g = np.asarray(gamma)
-    full = k * g + 1
-    if verify_tokens is None:
-        v = full
-    else:
-        v = check_integer("verify_tokens", verify_tokens, 2)
-        v_b, full_b = np.broadcast_arrays(v, full)
-        bad = v_b > full_b
-        if np.any(bad):
-            raise SpecModelError(
-                f"verify_tokens {int(v_b[bad].flat[0])} is more than the tree holds: tree_topk x gamma + 1 = "
-                f"{int(full_b[bad].flat[0])} positions (the root and tree_topk guesses at each of gamma depths)"
-            )
+    v = k * g + 1 if verify_tokens is None else check_integer("verify_tokens", verify_tokens, 2)
+    k_b, v_b, g_b = np.broadcast_arrays(k, v, g)
+    chain = (k_b == 1) & (v_b != g_b + 1)
+    if np.any(chain):
+        i = np.flatnonzero(chain.ravel())[0]
+        raise SpecModelError(
+            f"verify_tokens {int(v_b.flat[i])} with tree_topk 1 and gamma {int(g_b.flat[i])}: a chain verifies "
+            f"gamma + 1 = {int(g_b.flat[i]) + 1} positions (SGLang adjusts speculative_num_draft_tokens to "
+            "speculative_num_steps + 1 when speculative_eagle_topk is 1); give that or leave verify_tokens out"
+        )
+    top = trees.max_verify_tokens(k_b, g_b)
+    bad = v_b > top
+    if np.any(bad):
+        i = np.flatnonzero(bad.ravel())[0]
+        kk, gg = int(k_b.flat[i]), int(g_b.flat[i])
+        raise SpecModelError(
+            f"verify_tokens {int(v_b.flat[i])} is more than tree_topk {kk} and gamma {gg} can draft: at most "
+            f"tree_topk + (gamma - 1) tree_topk^2 + 1 = {int(top.flat[i])} (the root and SGLang's candidate pool)"
+        )
+    p = trees.sglang_later_positions(k, g) if later is None else _check_later(later, g, v)
     lookup = map_names(compact(drafters), lambda name: drafter_kind(name) == DrafterKind.NGRAM, bool)
     tree, ngram = np.broadcast_arrays(k > 1, lookup)
     if np.any(tree & ngram):
         raise SpecModelError("tree_topk must be 1 for the n-gram drafter: a lookup drafts one chain")
-    return k, np.asarray(v)
+    return k, np.asarray(v), np.asarray(p)
+
+
+def _check_later(later: Any, gamma: np.ndarray, verify_tokens: np.ndarray) -> IntArray:
+    """``tree_draft_positions`` checked: from gamma - 1 (one position per later pass) to
+    (gamma - 1)(V - 1) (each later pass re-running at most every drafted node)."""
+    p = check_integer("tree_draft_positions", later, 0)
+    p_b, g_b, v_b = np.broadcast_arrays(p, gamma, verify_tokens)
+    bad = (p_b < g_b - 1) | (p_b > (g_b - 1) * (v_b - 1))
+    if np.any(bad):
+        i = np.flatnonzero(bad.ravel())[0]
+        low, high = int(g_b.flat[i]) - 1, (int(g_b.flat[i]) - 1) * (int(v_b.flat[i]) - 1)
+        raise SpecModelError(
+            f"tree_draft_positions {int(p_b.flat[i])} is not allowed at gamma {int(g_b.flat[i])} with verify_tokens "
+            f"{int(v_b.flat[i])}; it must lie between {low} and {high}"
+        )
+    return p

@@ -16,6 +16,13 @@ A mixture-of-experts model reads, besides W, one expert's bytes (in every MoE la
 distinct expert its B Q tokens route to (:func:`specmodel.model.experts.routed_expert_bytes`):
 the pass's memory is then not linear in B, and a verify pass over gamma + 1 positions reads
 more experts than a plain step even for one sequence.
+
+In an engine that names a grouped-GEMM kernel (:mod:`specmodel.model.kernels`), the routed
+experts' FLOPs run at that kernel's measured efficiency at the tokens each expert receives,
+``F_e / (peak eff(m))`` (:func:`specmodel.model.experts.routed_expert_compute_time`), and the
+rest of the arithmetic at the engine's efficiency; the sum is the pass's compute time, combined
+with its memory time as before. The cohort's per-sequence arithmetic ``c1`` stays linear (the
+ideal engine names no kernel).
 """
 
 from __future__ import annotations
@@ -26,8 +33,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from specmodel.model import architecture as arch_
-from specmodel.model import parallel, roofline
-from specmodel.model.experts import routed_expert_bytes
+from specmodel.model import kernels, parallel, roofline
+from specmodel.model.experts import routed_expert_bytes, routed_expert_compute_time, tokens_per_expert
 from specmodel.model.specs import Architecture, Hardware
 from specmodel.model.types import FloatArray, IntArray, Numeric
 
@@ -46,7 +53,10 @@ class PassCoefficients(Generic[N_co]):
     KV heads (:mod:`specmodel.model.parallel`). A mixture-of-experts model's ``weight_bytes``
     are the weights every pass reads; it also reads ``expert_bytes`` (one expert in every MoE
     layer) for each distinct expert its tokens route to, top ``experts_per_token`` of
-    ``experts`` (:mod:`specmodel.model.experts`); 0, 1, 1 for a dense model."""
+    ``experts`` (:mod:`specmodel.model.experts`); 0, 1, 1 for a dense model.
+    ``expert_flops_per_position`` is the part of ``dense_flops_per_position`` spent in the k
+    routed experts, ``L_moe k 3 D F_moe`` times the FLOPs per parameter, and
+    ``expert_parameters`` one expert of one layer, ``3 D F_moe`` (0 for a dense model)."""
 
     weight_bytes: N_co
     resident_bytes: N_co
@@ -59,6 +69,8 @@ class PassCoefficients(Generic[N_co]):
     expert_bytes: N_co = 0.0  # type: ignore[assignment]
     experts: N_co = 1.0  # type: ignore[assignment]
     experts_per_token: N_co = 1.0  # type: ignore[assignment]
+    expert_flops_per_position: N_co = 0.0  # type: ignore[assignment]
+    expert_parameters: N_co = 0.0  # type: ignore[assignment]
 
     @classmethod
     def of_model(
@@ -79,6 +91,8 @@ class PassCoefficients(Generic[N_co]):
             expert_bytes=float(arch_.moe_layer_count(arch) * arch_.expert_bytes(arch)) if moe else 0.0,
             experts=float(arch.num_experts or 1) if moe else 1.0,
             experts_per_token=float(arch.num_experts_per_tok or 1) if moe else 1.0,
+            expert_flops_per_position=float(_routed_expert_flops_per_position(arch, flops_per_parameter)),
+            expert_parameters=float(arch_.expert_parameters(arch)),
         )
 
     @classmethod
@@ -141,6 +155,9 @@ class PassPrice:
     expert_bytes: Numeric = 0.0  #: bytes of one expert in every MoE layer (0: a dense model)
     experts: Numeric = 1.0  #: E, experts per MoE layer
     experts_per_token: Numeric = 1.0  #: k, experts each token routes to
+    expert_flops_per_position: Numeric = 0.0  #: f_e, the part of f in the k routed experts
+    kernel_e_max: Numeric = 0.0  #: e_max of the grouped-GEMM curve, of ``peak_flops`` (0: no curve)
+    kernel_m_half: Numeric = 0.0  #: m_half of the grouped-GEMM curve, tokens per expert
 
     def take(self, rows: Any) -> PassPrice:
         """The passes of the scenarios ``rows`` selects (a mask or a slice of flat arrays)."""
@@ -187,9 +204,23 @@ class PassPrice:
         kv = roofline.pass_bytes(0.0, self.kv_bytes_per_token * self.kv_share, batch, self.kv_length)
         return roofline.memory_time(kv, self.memory_bandwidth, self.memory_efficiency)
 
-    def compute_time(self, batch: Numeric) -> Numeric:
-        """Seconds of the pass's arithmetic."""
-        return roofline.compute_time(self.flops(batch), self.peak_flops, self.compute_efficiency)
+    def expert_flops(self, batch: Numeric) -> Numeric:
+        """``Q B f_e / N``, one GPU's routed expert FLOPs (part of :meth:`flops`)."""
+        return roofline.pass_flops(self.expert_flops_per_position, batch, self.positions) / self.shards
+
+    def compute_time(self, batch: Numeric, extra_flops: Numeric = 0.0) -> Numeric:
+        """Seconds of the pass's arithmetic (plus ``extra_flops`` of other work in the pass, at
+        the engine's efficiency): all of it at ``compute_efficiency``, or, with a grouped-GEMM
+        curve, the routed experts' FLOPs at the curve's efficiency at m tokens per expert
+        (:func:`specmodel.model.experts.tokens_per_expert` of the B Q positions) and the rest
+        at ``compute_efficiency``."""
+        flops = self.flops(batch) + extra_flops / self.shards
+        if not np.any(self.kernel_e_max):
+            return roofline.compute_time(flops, self.peak_flops, self.compute_efficiency)
+        experts = np.where(np.asarray(self.kernel_e_max) > 0, self.expert_flops(batch), 0.0)
+        m = tokens_per_expert(np.multiply(batch, self.positions), self.experts, self.experts_per_token)
+        grouped = routed_expert_compute_time(experts, self.peak_flops, m, self.kernel_e_max, self.kernel_m_half)
+        return roofline.compute_time(flops - experts, self.peak_flops, self.compute_efficiency) + grouped
 
     def time(self, batch: Numeric) -> FloatArray:
         """The pass's roofline time, the longer of the two, plus its all-reduces."""
@@ -203,8 +234,7 @@ class PassPrice:
         """The pass's time in an engine whose memory and arithmetic overlap with exponent p =
         ``overlap`` (:func:`specmodel.model.roofline.combined_time`), with ``extra_flops``
         of other work folded into the same pass (prefill chunks under continuous batching)."""
-        flops = self.flops(batch) + extra_flops / self.shards
-        compute = roofline.compute_time(flops, self.peak_flops, self.compute_efficiency)
+        compute = self.compute_time(batch, extra_flops)
         combined = roofline.combined_time(self.memory_time(batch), compute, overlap) + self.comm_time(batch)
         return np.asarray(combined, dtype=float)
 
@@ -242,12 +272,17 @@ def price_pass(
     memory_efficiency: Numeric,
     compute_efficiency: Numeric,
     gpus: Numeric = 1.0,
+    moe_kernel: Any = None,
 ) -> PassPrice:
     """The pass of a model with ``coefficients`` (fields may be arrays) at KV length n with
     Q ``positions`` per sequence, on ``hardware`` at the given achievable fractions of its
     bandwidth and FLOP/s, split over ``gpus`` by tensor parallelism (the group's links from
-    :func:`specmodel.model.parallel.group_link`)."""
+    :func:`specmodel.model.parallel.group_link`); ``moe_kernel`` names the grouped-GEMM
+    kernel family of each pass's engine (a name or an array of them, "" or None for none), whose
+    curve for the experts on one GPU (:func:`specmodel.model.kernels.curve_columns`) prices the
+    routed expert FLOPs."""
     bandwidth, latency = parallel.group_link(hardware.interconnect, gpus)
+    e_max, m_half = _kernel_curve(moe_kernel, coefficients.expert_parameters, gpus)
     return PassPrice(
         weight_bytes=coefficients.weight_bytes,
         kv_bytes_per_token=coefficients.kv_bytes_per_token,
@@ -267,7 +302,29 @@ def price_pass(
         expert_bytes=coefficients.expert_bytes,
         experts=coefficients.experts,
         experts_per_token=coefficients.experts_per_token,
+        expert_flops_per_position=coefficients.expert_flops_per_position,
+        kernel_e_max=e_max,
+        kernel_m_half=m_half,
     )
+
+
+def _kernel_curve(moe_kernel: Any, expert_parameters: Numeric, gpus: Numeric) -> tuple[Numeric, Numeric]:
+    """``(e_max, m_half)`` of each pass's curve for its experts split over ``gpus`` (0, 0 with
+    no kernel or no experts)."""
+    if moe_kernel is None or not np.any(expert_parameters):
+        return 0.0, 0.0
+    names, size = np.broadcast_arrays(np.asarray(moe_kernel, dtype=str), np.divide(expert_parameters, gpus))
+    return kernels.curve_columns(names, size)
+
+
+def _routed_expert_flops_per_position(arch: Architecture, flops_per_parameter: float) -> float:
+    """``f_e = FLOPS_PER_PARAMETER x L_moe k 3 D F_moe``: FLOPs per position in the k routed
+    experts of every MoE layer (2 per weight, as :func:`specmodel.model.architecture.dense_flops_per_position`
+    counts them; 0 for a dense model)."""
+    if not arch_.is_moe(arch):
+        return 0.0
+    k = arch.num_experts_per_tok or 0
+    return flops_per_parameter * arch_.moe_layer_count(arch) * k * arch_.expert_parameters(arch)
 
 
 def kv_read_length(context: Numeric, generated_tokens: int, kv_read_fraction: float) -> FloatArray:

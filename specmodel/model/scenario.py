@@ -11,7 +11,10 @@ prompt tokens, generating G ``generated_tokens``; gamma draft tokens per iterati
 its first-position rate ``alpha``, or measured, as the unconditional ``per_position``
 acceptance u_1..u_gamma; on ``tensor_parallel`` cards of ``hardware`` serving ``target``
 (the drafter on ``draft_tensor_parallel`` of them); a chain of guesses, or a tree with
-``tree_topk`` candidates per depth of which the target verifies ``verify_tokens`` positions.
+``tree_topk`` candidates per step of which the target verifies ``verify_tokens`` positions,
+drafted in passes of ``tree_draft_positions`` positions per sequence after the first
+(SGLang's construction by default, vLLM's from its ``speculative_token_tree``;
+:mod:`specmodel.model.trees`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from specmodel.model.engines import BATCHINGS, engine_catalog
 from specmodel.model.layout import MAX_TREE_TOPK, check_parallelism, check_tree
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.model.trees import max_verify_tokens
 from specmodel.model.types import FloatArray, IntArray, StrArray
 from specmodel.model.validation import (
     MAX_CONCURRENCY,
@@ -45,6 +49,9 @@ from specmodel.model.validation import (
     compact,
     map_names,
 )
+
+#: Most positions a verify pass scores: SGLang's bound at the widest tree and the most steps.
+MAX_VERIFY_TOKENS = int(max_verify_tokens(MAX_TREE_TOPK, MAX_GAMMA))
 
 #: The scenario axes a grid sweeps, in the order of a sweep's columns.
 AXES = ("concurrency", "context", "gamma", "drafter", "acceptance", "alpha", "engine", "tensor_parallel")
@@ -105,7 +112,8 @@ class Scenario(BaseModel):
     tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
     draft_tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
     tree_topk: int = Field(1, ge=1, le=MAX_TREE_TOPK)
-    verify_tokens: int | None = Field(None, ge=2, le=MAX_TREE_TOPK * MAX_GAMMA + 1)
+    verify_tokens: int | None = Field(None, ge=2, le=MAX_VERIFY_TOKENS)
+    tree_draft_positions: int | None = Field(None, ge=0, le=(MAX_GAMMA - 1) * (MAX_VERIFY_TOKENS - 1))
 
     def resolved(self, settings: Settings) -> Scenario:
         """This scenario with every ``None`` name filled in from ``settings``."""
@@ -178,6 +186,7 @@ class ScenarioGrid:
     draft_tensor_parallel: IntArray  #: GPUs the drafter is split over: 1 or N
     tree_topk: IntArray  #: K, candidates per depth (1: a chain)
     verify_tokens: IntArray  #: V, positions the verify pass scores (gamma + 1 for a chain)
+    tree_draft_positions: IntArray  #: positions per sequence of the gamma - 1 draft passes after the first
     profile_acceptance: bool  #: acceptance from a profile (a tree reshapes it), not measured
 
     @property
@@ -228,15 +237,15 @@ class ScenarioGrid:
         if tensor_parallel is None:
             tensor_parallel = settings.deployment.tensor_parallel or 1
         tp, dtp = check_parallelism(tensor_parallel, value["draft_tensor_parallel"], hardware, target, d)
-        k, v = check_tree(value["tree_topk"], value["verify_tokens"], g, d)
+        k, v, later = check_tree(value["tree_topk"], value["verify_tokens"], g, d, value["tree_draft_positions"])
         lead = np.empty(u.shape[:-1]) if u is not None else np.empty(())
-        batch, t, g, a, d, p, e, n, tp, dtp, k, v, _ = np.broadcast_arrays(
-            batch, t, g, a, d, p, e, n, tp, dtp, k, v, lead
+        batch, t, g, a, d, p, e, n, tp, dtp, k, v, later, _ = np.broadcast_arrays(
+            batch, t, g, a, d, p, e, n, tp, dtp, k, v, later, lead
         )
         if u is not None:
             u = np.broadcast_to(u, batch.shape + u.shape[-1:])
         profile = not ({"per_position", "mean_acceptance_length"} & set(given))
-        return cls(batch, t, g, d, p, a, u, generated, hardware, target, e, n, tp, dtp, k, v, profile)
+        return cls(batch, t, g, d, p, a, u, generated, hardware, target, e, n, tp, dtp, k, v, later, profile)
 
 
 def _acceptance(value: dict[str, Any], given: dict[str, Any]) -> tuple[Any, Any, Any, Any]:

@@ -14,13 +14,19 @@ E[X] tokens each, so B G tokens take ``(G / E[X]) t_iter`` with
 takes ``G (t_0 + B t_s + t_plain)``. Finished sequences are replaced by new ones whose prompts are
 prefilled in the same passes (chunked prefill): T / G prompt tokens per generated token,
 which add arithmetic (at the prompt's mean KV length T / 2) but no weight reads.
+
+Two times per run, hence two speedups (:class:`specmodel.model.evaluation.Evaluation`): the
+wall clock with that prefill (what output throughput measures: ``spec_seconds``,
+``base_seconds``) and the decode alone, the same passes with no prefill arithmetic (what time
+per output token measures: ``spec_decode_seconds``, ``base_decode_seconds``). A cohort prefills
+nothing while it decodes, so there the two are the same numbers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -67,12 +73,18 @@ class Timing:
     """Wall time of B sequences generating G tokens each (seconds, flat arrays), and the same
     split into :data:`TIME_PARTS` (a trailing axis, in that order; each row sums to the total)."""
 
-    spec_seconds: FloatArray
-    base_seconds: FloatArray
+    spec_seconds: FloatArray  #: speculative, with the prompts' prefill where the batching has one
+    base_seconds: FloatArray  #: plain decoding, the same
+    spec_decode_seconds: FloatArray  #: speculative, decode alone (no prefill arithmetic)
+    base_decode_seconds: FloatArray  #: plain decoding, decode alone
     draft_seconds: FloatArray  #: the part of spec_seconds spent drafting
     iterations: FloatArray  #: iterations per sequence
     spec_parts: FloatArray  #: spec_seconds split into TIME_PARTS
     base_parts: FloatArray  #: base_seconds split into TIME_PARTS (the draft parts are 0)
+
+    #: The fields with one number per scenario (the parts add the TIME_PARTS axis).
+    TOTALS: ClassVar = ("spec_seconds", "base_seconds", "spec_decode_seconds", "base_decode_seconds",
+                        "draft_seconds", "iterations")  # fmt: skip
 
 
 def pass_parts(price: PassPrice, batch: Numeric, seconds: Numeric) -> tuple[Numeric, Numeric, Numeric, Numeric]:
@@ -119,13 +131,18 @@ def smooth_pass_time_sum(
     """``sum_i P(i runs) c(m0 + m_e(A_i) + m1 A_i, c1 A_i)``, c = :func:`combined_time` with
     exponent p (the closed form of :func:`specmodel.model.cohort.expected_pass_time_sum`
     holds only for p = inf and memory linear in A); m_e: a mixture-of-experts pass's routed
-    experts (``price``), else 0. The table's leading iterations (all run, with B sequences)
+    experts (``price``), else 0; c1 A_i becomes the pass's compute time at A_i when its engine
+    prices the routed experts with a grouped-GEMM curve. The table's leading iterations (all run, with B sequences)
     count as ``start`` times the term at A = B; the window's, iteration by iteration."""
+
+    curve = price is not None and bool(np.any(price.kernel_e_max))
 
     def term(active: FloatArray) -> FloatArray:
         experts = 0.0 if price is None else price.expert_memory_time(active)
         memory = fixed + experts + per_sequence_memory * active
-        return np.asarray(combined_time(memory, per_sequence_compute * active, overlap), dtype=float)
+        # a grouped-GEMM curve makes the arithmetic non-linear in A (the tokens per expert)
+        compute = price.compute_time(active) if curve and price is not None else per_sequence_compute * active
+        return np.asarray(combined_time(memory, compute, overlap), dtype=float)
 
     return _window_sum(table, row, term)
 
@@ -201,7 +218,7 @@ def cohort_timing(
     base_time = generated_tokens * (plain_fixed + plain_pass)
     plain = tuple(generated_tokens * x for x in pass_parts(passes.plain, batch, plain_pass))
     base_parts = _stack_parts(plain, (0.0,) * 4, generated_tokens * plain_fixed, np.shape(row))
-    return Timing(spec_time, base_time, draft_time, iterations, spec_parts, base_parts)
+    return Timing(spec_time, base_time, spec_time, base_time, draft_time, iterations, spec_parts, base_parts)
 
 
 def steady_timing(
@@ -214,11 +231,16 @@ def steady_timing(
     prefill_flops_per_token: FloatArray,
     prompt_tokens_per_output: FloatArray,
 ) -> Timing:
-    """A batch of B sequences kept full (module docstring)."""
+    """A batch of B sequences kept full (module docstring): seconds with the prefill of the
+    prompts that replace finished sequences (``prompt_tokens_per_output`` T / G of them per
+    output token, ``prefill_flops_per_token`` FLOPs each, spread over the passes in proportion
+    to the tokens each pass outputs) and seconds of the decode alone (the same passes without it)."""
     plain_prefill = batch * prompt_tokens_per_output * prefill_flops_per_token
     fixed = terms.target_pass + terms.sequence_pass * batch
     plain_pass = passes.plain.engine_time(batch, terms.overlap, plain_prefill)
     verify_pass = passes.verify.engine_time(batch, terms.overlap, plain_prefill * tokens_per_iteration)
+    plain_decode = passes.plain.engine_time(batch, terms.overlap)
+    verify_decode = passes.verify.engine_time(batch, terms.overlap)
     draft_pass = passes.draft.engine_time(batch, terms.overlap)
     once_pass = passes.once.engine_time(batch, terms.overlap)
     draft_fixed = gamma * terms.draft_pass + terms.lookup * batch
@@ -236,6 +258,8 @@ def steady_timing(
     return Timing(
         iterations * (terms.iteration + fixed + verify_pass + drafting),
         generated_tokens * (fixed + plain_pass),
+        iterations * (terms.iteration + fixed + verify_decode + drafting),
+        generated_tokens * (fixed + plain_decode),
         iterations * drafting,
         iterations,
         spec_parts,

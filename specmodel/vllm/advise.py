@@ -51,6 +51,7 @@ from specmodel.model.evaluate import evaluate, evaluate_per_position
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
+from specmodel.model.trees import cut_tree
 from specmodel.model.types import FloatArray
 from specmodel.vllm.speculative_config import ServedDrafter, served_drafter
 
@@ -115,18 +116,19 @@ def predictions(
     settings: Settings | None = None,
     engine: str = "vllm",
     layout: dict[str, int] | None = None,
+    tree_widths: tuple[int, ...] | None = None,
 ) -> list[Evaluation]:
     """The model's evaluation for g = 1..m under ``engine`` when the first g measured positions
     are drafted (:func:`specmodel.evaluate_per_position`), with the ``layout`` fields
-    (tensor_parallel, draft_tensor_parallel, tree_topk, verify_tokens; a tree cut to depth g
-    verifies at most tree_topk x g + 1 positions); ``s_g`` is each one's speedup."""
+    (tensor_parallel, draft_tensor_parallel, tree_topk, verify_tokens, tree_draft_positions),
+    the tree cut to depth g (:func:`specmodel.model.trees.cut_tree`: a vLLM tree of level
+    ``tree_widths`` keeps its first g levels; an SGLang tree verifies at most
+    ``K + (g - 1) K^2 + 1`` positions); ``s_g`` is each one's speedup."""
     u = np.asarray(per_position, dtype=float)
     layout = dict(layout or {})
     out = []
     for g in range(1, u.shape[-1] + 1):
-        fields = dict(layout)
-        if "verify_tokens" in fields:
-            fields["verify_tokens"] = min(fields["verify_tokens"], fields.get("tree_topk", 1) * g + 1)
+        fields = cut_tree(layout, g, tree_widths)
         out.append(evaluate_per_position(u[:g], concurrency, context, drafter, hardware, target,
                                          settings=settings, engine=engine, **fields))  # fmt: skip
     return out
@@ -175,7 +177,9 @@ def advise(
     u = np.asarray(per_position, dtype=float)
     deployed = _deployed_gamma(u, served)
     layout = {"tensor_parallel": tensor_parallel, **served.layout()}
-    evaluations = predictions(u, concurrency, context, served.drafter, hardware, target, settings, engine, layout)
+    evaluations = predictions(
+        u, concurrency, context, served.drafter, hardware, target, settings, engine, layout, served.tree_widths
+    )
     s = np.array([float(e.speedup) for e in evaluations])
     at = evaluations[deployed - 1]
     fits = bool(at.fits)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections import Counter
 from dataclasses import dataclass, replace
 
 from specmodel.errors import SpecModelError
 from specmodel.model.drafters import check_drafter, drafter_kind
 from specmodel.model.specs import architecture_catalog
+from specmodel.model.trees import vllm_tree_fields
 from specmodel.model.validation import MAX_GAMMA, MAX_TENSOR_PARALLEL
 from specmodel.safe_input import excerpt
 from specmodel.structured_input import load_json_text
@@ -48,6 +48,8 @@ class ServedDrafter:
     draft_tensor_parallel: int | None = None  #: draft_tensor_parallel_size, if given
     tree_topk: int | None = None  #: most candidates per depth of speculative_token_tree, if given
     verify_tokens: int | None = None  #: the tree's nodes + 1, if a tree is given
+    tree_draft_positions: int | None = None  #: positions of the tree's draft passes after the first
+    tree_widths: tuple[int, ...] | None = None  #: the tree's level widths, if a tree is given
 
     def __repr__(self) -> str:
         shown = [f"{k}={getattr(self, k)!r}" for k in ("drafter", "gamma", "description", "note")]
@@ -57,7 +59,7 @@ class ServedDrafter:
     def layout(self) -> dict[str, int]:
         """The scenario fields this deployment fixes (those given)."""
         fields = {"draft_tensor_parallel": self.draft_tensor_parallel, "tree_topk": self.tree_topk,
-                  "verify_tokens": self.verify_tokens}  # fmt: skip
+                  "verify_tokens": self.verify_tokens, "tree_draft_positions": self.tree_draft_positions}  # fmt: skip
         return {k: v for k, v in fields.items() if v is not None}
 
 
@@ -97,15 +99,44 @@ def _check_keys(config: dict) -> None:
             raise SpecModelError(f"--speculative-config: unknown key {excerpt(key)}; did you mean {close[0]!r}?")
 
 
-def token_tree(value: object) -> tuple[int, int, int]:
-    """``(depth, most candidates at one depth, nodes)`` of vLLM's ``speculative_token_tree``:
-    a list of paths, each a tuple of child indices from the root (``[(0,), (1,), (0, 0)]``),
-    given as a string or a JSON list. The model costs it as a tree of that depth with K =
-    the most nodes at one depth and V = nodes + 1 verified positions.
+def token_tree(value: object) -> tuple[int, ...]:
+    """The level widths ``(w_1, ..., w_D)`` of vLLM's ``speculative_token_tree``: a list of
+    paths, each a tuple of child ranks from the root (``[(0,), (1,), (0, 0), (1, 0)]``), given
+    as a string or a JSON list, in any order (vLLM sorts them breadth-first). vLLM drafts the
+    top ``w_L / w_(L-1)`` children of every node of level L - 1 (``EagleProposer.__init__``,
+    ``child_drafts_per_level``), so every node of a level must have that many children,
+    ranks 0 to c - 1; any other tree is refused, since vLLM would draft other children than
+    the tree lists. The scenario fields are :func:`specmodel.model.trees.vllm_tree_fields`.
 
-    >>> token_tree("[(0,), (1,), (2,), (0, 0), (1, 0), (0, 0, 0)]")
-    (3, 3, 6)
+    >>> token_tree("[(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]")
+    (3, 6)
     """
+    nodes = _paths(value)
+    levels: dict[int, set[tuple[int, ...]]] = {}
+    for path in nodes:
+        levels.setdefault(len(path), set()).add(path)
+    depth = max(levels)
+    if depth > MAX_GAMMA:
+        raise SpecModelError(
+            f"--speculative-config speculative_token_tree is {depth} deep; the model takes 1 to {MAX_GAMMA}"
+        )
+    parents: set[tuple[int, ...]] = {()}
+    for level in range(1, depth + 1):
+        found = levels.get(level, set())
+        children = len(found) // len(parents)
+        if found != {p + (i,) for p in parents for i in range(children)}:
+            raise SpecModelError(
+                f"--speculative-config speculative_token_tree level {level} is ragged: its {len(found)} nodes are not "
+                f"ranks 0 to c - 1 under each of the {len(parents)} nodes above; vLLM drafts the top "
+                f"{len(found)} // {len(parents)} = {children} children of every node, so it would draft other "
+                "children than the tree lists"
+            )
+        parents = found
+    return tuple(len(levels[level]) for level in range(1, depth + 1))
+
+
+def _paths(value: object) -> list[tuple[int, ...]]:
+    """The paths of a ``speculative_token_tree``: distinct, non-empty tuples of non-negative ranks."""
     try:
         paths = ast.literal_eval(value) if isinstance(value, str) else value
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -127,27 +158,23 @@ def token_tree(value: object) -> tuple[int, int, int]:
     known = set(nodes)
     if any(path[:-1] and path[:-1] not in known for path in nodes):
         raise SpecModelError("--speculative-config speculative_token_tree has a path whose parent is not in the tree")
-    widths = Counter(len(path) for path in nodes)
-    depth = max(widths)
-    if depth > MAX_GAMMA:
-        raise SpecModelError(
-            f"--speculative-config speculative_token_tree is {depth} deep; the model takes 1 to {MAX_GAMMA}"
-        )
-    return depth, max(widths.values()), len(nodes)
+    return nodes
 
 
-def _layout(config: dict, gamma: int | None) -> tuple[int | None, dict[str, int]]:
-    """gamma (a tree's depth) and the layout fields: draft_tensor_parallel_size and the tree."""
+def _layout(config: dict, gamma: int | None) -> tuple[int | None, dict[str, int], tuple[int, ...] | None]:
+    """gamma (a tree's depth), the layout fields (draft_tensor_parallel_size and the tree's,
+    :func:`specmodel.model.trees.vllm_tree_fields`) and the tree's level widths, if any."""
     fields: dict[str, int] = {}
     draft_tp = _positive(config, "draft_tensor_parallel_size")
     if draft_tp is not None:
         fields["draft_tensor_parallel"] = draft_tp
     tree = config.get("speculative_token_tree")
+    widths = None
     if tree is not None:
-        depth, widest, nodes = token_tree(tree)
-        fields.update(tree_topk=widest, verify_tokens=nodes + 1)
-        gamma = depth
-    return gamma, fields
+        widths = token_tree(tree)
+        fields.update(vllm_tree_fields(widths))
+        gamma = len(widths)
+    return gamma, fields, widths
 
 
 #: Longest method name read (vLLM's are short: "ngram", "eagle3", "deepseek_mtp").
@@ -191,21 +218,23 @@ def served_drafter_from_config(text: str) -> ServedDrafter:
     >>> served_drafter_from_config('{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}')
     ServedDrafter(drafter='qwen3-0.6b', gamma=4, description='draft model Qwen/Qwen3-0.6B', note=None)
     >>> d = served_drafter_from_config('{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B", '
-    ...     '"draft_tensor_parallel_size": 1, "speculative_token_tree": "[(0,), (1,), (0, 0)]"}')
+    ...     '"draft_tensor_parallel_size": 1, "speculative_token_tree": "[(0,), (1,), (0, 0), (1, 0)]"}')
     >>> d.drafter, d.gamma, d.layout()
-    ('eagle', 2, {'draft_tensor_parallel': 1, 'tree_topk': 2, 'verify_tokens': 4})
+    ('eagle', 2, {'draft_tensor_parallel': 1, 'tree_topk': 2, 'verify_tokens': 5, 'tree_draft_positions': 2})
     """
     config = load_json_text(text, "--speculative-config", _MAX_CONFIG)
     if not isinstance(config, dict):
         raise SpecModelError(f"--speculative-config must be a JSON object; got {excerpt(text.strip(), 40)}")
     _check_keys(config)
-    gamma, layout = _layout(config, _positive(config, "num_speculative_tokens"))
+    gamma, layout, widths = _layout(config, _positive(config, "num_speculative_tokens"))
     drafter = _drafter(config, gamma)
     return replace(
         drafter,
         draft_tensor_parallel=layout.get("draft_tensor_parallel"),
         tree_topk=layout.get("tree_topk"),
         verify_tokens=layout.get("verify_tokens"),
+        tree_draft_positions=layout.get("tree_draft_positions"),
+        tree_widths=widths,
     )
 
 

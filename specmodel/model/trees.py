@@ -1,0 +1,137 @@
+"""Trees of guesses as the engines build them: how many positions a tree may verify, and how
+many query positions per sequence its draft passes run. Pure functions on numbers or numpy
+arrays; the passes themselves are priced once, by :func:`specmodel.model.passes.price_pass`.
+
+**SGLang** (EAGLE worker; ``speculative_num_steps`` S = gamma, ``speculative_eagle_topk``
+K = ``tree_topk``, ``speculative_num_draft_tokens`` N = ``verify_tokens``; sglang 0.5.5
+``srt/speculative/eagle_worker.py::draft_forward`` and ``eagle_utils.py::organize_draft_results``).
+An iteration runs one draft *extend* pass over each sequence's accepted tokens + 1 (it
+yields the first K candidates, ``forward_draft_extend_after_decode``) and S - 1 draft
+passes of exactly K query positions per sequence (the K kept branches, one token each);
+each of those scores K children per branch, so the candidate pool is ``C = K + (S - 1) K^2``
+and the verify tree keeps the best N - 1 of them by cumulative probability plus the root:
+``N - 1 <= C`` (``torch.topk`` fails past it). With K = 1 SGLang sets N = S + 1
+(``server_args.py::_handle_speculative_decoding``).
+
+**vLLM** (``speculative_token_tree``, vllm 0.10.1.1 ``v1/spec_decode/eagle.py::propose_tree``):
+level widths w_1..w_D (D = gamma); pass 0 over the accepted tokens + 1, then D - 1 passes,
+the one drafting level L + 1 re-running every tree token drafted so far,
+``w_1 + ... + w_L`` query positions per sequence.
+
+A chain (K = 1) keeps the article's convention: every one of its gamma passes is one
+position per sequence (the extend pass's accepted tokens are not priced), so its numbers are
+unchanged. A tree's first pass is priced at its accepted tokens + 1, the measured or modelled
+mean tokens per iteration E[X] (eager mode; SGLang pads it to S + 1 under CUDA graphs, but
+the model prices no padding anywhere, in verify or plain passes either).
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+
+import numpy as np
+import numpy.typing as npt
+
+from specmodel.model.types import FloatArray
+
+
+def candidate_pool(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray:
+    """Candidates SGLang's draft scores per sequence per iteration, ``C = K + (S - 1) K^2``
+    (K at the extend pass, K^2 at each of the S - 1 draft passes; ``organize_draft_results``).
+
+    >>> candidate_pool(4, 3).tolist(), candidate_pool(8, 5).tolist(), candidate_pool(1, 4).tolist()
+    (36, 264, 4)
+    """
+    k, s = np.asarray(tree_topk), np.asarray(steps)
+    return k + (s - 1) * k * k
+
+
+def max_verify_tokens(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray:
+    """The most positions a verify pass may score: the root and the whole pool, ``C + 1``
+    (:func:`candidate_pool`); S + 1 for a chain (K = 1).
+
+    >>> max_verify_tokens(4, 3).tolist(), max_verify_tokens(1, 5).tolist()
+    (37, 6)
+    """
+    return candidate_pool(tree_topk, steps) + 1
+
+
+def sglang_later_positions(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray:
+    """Query positions per sequence of SGLang's S - 1 draft passes after the extend pass,
+    ``(S - 1) K`` (each pass runs the K kept branches; ``draft_forward``, and the draft CUDA
+    graph's ``num_tokens_per_bs = speculative_eagle_topk``).
+
+    >>> sglang_later_positions(4, 3).tolist(), sglang_later_positions(1, 4).tolist()
+    (8, 3)
+    """
+    return (np.asarray(steps) - 1) * np.asarray(tree_topk)
+
+
+def vllm_pass_positions(widths: tuple[int, ...]) -> tuple[int, ...]:
+    """Query positions per sequence of vLLM's tree passes after pass 0: the cumulative level
+    widths ``w_1, w_1 + w_2, ..., w_1 + ... + w_(D-1)`` (``propose_tree``: ``query_len =
+    total_num_drafts``); empty for a tree one level deep.
+
+    >>> vllm_pass_positions((3, 6)), vllm_pass_positions((1, 1, 1)), vllm_pass_positions((3,))
+    ((3,), (1, 2), ())
+    """
+    return tuple(accumulate(widths[:-1]))
+
+
+def draft_positions(
+    tree_topk: npt.ArrayLike, gamma: npt.ArrayLike, later: npt.ArrayLike, tokens_per_iteration: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray]:
+    """``(Q_d, P)``: the mean query positions per sequence of one of an iteration's gamma
+    draft passes, and P, their sum over the iteration (positions per sequence). P is the
+    first pass's positions (1 for a chain, E[X] = ``tokens_per_iteration`` for a tree, K > 1)
+    plus ``later``, the positions of the gamma - 1 passes after it (:func:`sglang_later_positions`
+    or the sum of :func:`vllm_pass_positions`); ``Q_d = P / gamma``.
+
+    Pricing gamma passes at the mean Q_d is exact for the bytes, FLOPs and all-reduces (a
+    dense pass's are linear in Q, its weights and caches independent of it); the roofline's
+    max of memory and arithmetic is taken once at the mean rather than pass by pass, which
+    differs only where some of the passes are compute-bound and others memory-bound. A
+    chain's Q_d is 1 exactly.
+
+    >>> [x.tolist() for x in draft_positions(4, 3, 8, 2.5)], [x.tolist() for x in draft_positions(1, 4, 3, 2.5)]
+    ([3.5, 10.5], [1.0, 4.0])
+    """
+    k, g = np.asarray(tree_topk, dtype=float), np.asarray(gamma, dtype=float)
+    first = np.where(k > 1, np.asarray(tokens_per_iteration, dtype=float), 1.0)
+    total = first + np.asarray(later, dtype=float)
+    return total / g, total
+
+
+def vllm_tree_fields(widths: tuple[int, ...]) -> dict[str, int]:
+    """The scenario fields of a vLLM tree of level widths w_1..w_D: ``tree_topk`` the widest
+    level, ``verify_tokens`` its nodes + 1, and ``tree_draft_positions`` the sum of
+    :func:`vllm_pass_positions`; a chain-shaped tree (every width 1) is the model's chain,
+    K = 1 and V = D + 1 (vLLM drafts it with the chain proposer, one position per pass).
+
+    >>> vllm_tree_fields((3, 6)), vllm_tree_fields((1, 1, 1))
+    ({'tree_topk': 6, 'verify_tokens': 10, 'tree_draft_positions': 3}, {'tree_topk': 1, 'verify_tokens': 4})
+    """
+    if max(widths) == 1:
+        return {"tree_topk": 1, "verify_tokens": len(widths) + 1}
+    return {
+        "tree_topk": max(widths),
+        "verify_tokens": sum(widths) + 1,
+        "tree_draft_positions": sum(vllm_pass_positions(widths)),
+    }
+
+
+def cut_tree(fields: dict[str, int], depth: int, widths: tuple[int, ...] | None = None) -> dict[str, int]:
+    """``fields`` (scenario fields) with their tree cut to ``depth`` draft steps: a vLLM tree
+    (``widths``) keeps its first ``depth`` levels (:func:`vllm_tree_fields`); an SGLang tree
+    verifies at most :func:`max_verify_tokens` positions at that depth (S + 1 for a chain).
+
+    >>> cut_tree({"tree_topk": 4, "verify_tokens": 16}, 1), cut_tree({}, 2, (3, 6, 6))
+    ({'tree_topk': 4, 'verify_tokens': 5}, {'tree_topk': 6, 'verify_tokens': 10, 'tree_draft_positions': 3})
+    """
+    out = {k: v for k, v in fields.items() if k not in ("tree_topk", "verify_tokens", "tree_draft_positions")}
+    if widths is not None:
+        return {**out, **vllm_tree_fields(widths[:depth])}
+    if "verify_tokens" not in fields:
+        return dict(fields)
+    k = fields.get("tree_topk", 1)
+    return {**out, "tree_topk": k, "verify_tokens": min(fields["verify_tokens"], int(max_verify_tokens(k, depth)))}
