@@ -336,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="TOML or YAML file overriding constants ([constants] NAME = value, names as in "
         "specmodel/model/constants.py) and the deployment ([deployment] hardware, target, draft, "
-        "big_draft); the whole site is computed for it",
+        'big_draft), and engine_profile = "my-server.toml" (a profile of specmodel fit-engine, in place '
+        "of the public vllm one); the whole site is computed for it",
     )
     args = parser.parse_args(argv)
     return run_build("build_figures.py", args.out, lambda: build(args), write_stdout)

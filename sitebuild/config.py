@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field, model_validator
 
+from specmodel.errors import SpecModelError
 from specmodel.model.drafters import DrafterKind, check_drafter
 from specmodel.model.layout import check_parallelism
 from specmodel.model.settings import Deployment, Settings
@@ -45,10 +46,37 @@ class SiteSettings(Settings):
     deployment: ArticleDeployment = Field(default_factory=ArticleDeployment)
 
 
+#: The configuration key naming an engine profile file (relative to the configuration file).
+ENGINE_PROFILE_KEY = "engine_profile"
+
+#: The engine the article's real-server parts use; an ``engine_profile`` takes its place.
+ARTICLE_ENGINE = "vllm"
+
+
 def load_site_settings(path: Path) -> SiteSettings:
     """Settings from a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file with optional sections
     ``constants`` (names as in :mod:`specmodel.model.constants`) and ``deployment``
-    (``hardware``, ``target``, ``draft``, ``big_draft``, ``tensor_parallel``); anything left out
+    (``hardware``, ``target``, ``draft``, ``big_draft``, ``tensor_parallel``), and an optional
+    ``engine_profile = "my-server.toml"`` (:func:`with_profile_file`); anything left out
     keeps its default. A bad file is one line naming the problem and what is allowed."""
     where = f"config {excerpt(str(path), 200)}"
-    return validated(SiteSettings, load_config_file(path, where), where)
+    data = load_config_file(path, where)
+    profile = data.pop(ENGINE_PROFILE_KEY, None)
+    settings = validated(SiteSettings, data, where)
+    if profile is None:
+        return settings
+    if not isinstance(profile, str) or not profile:
+        raise SpecModelError(f'{where}: {ENGINE_PROFILE_KEY} must be a file name, such as "my-server.toml"')
+    return with_profile_file(settings, path.parent / profile, f"{where}: {ENGINE_PROFILE_KEY}")
+
+
+def with_profile_file(settings: SiteSettings, profile_path: Path, where: str) -> SiteSettings:
+    """``settings`` with the profile in ``profile_path`` (as ``specmodel fit-engine`` writes
+    one) in place of :data:`ARTICLE_ENGINE`, under that key: every part of the article that
+    prices a real server (the engines section, the multi-GPU figures, the simulator's
+    real-engine setting) then uses the author's own server, and nothing else changes."""
+    from specmodel.model.profile_file import load_profile
+
+    profile = load_profile(profile_path, where)
+    engines = {**settings.engines, ARTICLE_ENGINE: profile.model_copy(update={"key": ARTICLE_ENGINE})}
+    return settings.model_copy(update={"engines": engines})

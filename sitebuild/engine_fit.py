@@ -12,8 +12,9 @@ SpecDecode-Bench arXiv:2601.11580 at four workloads and batch 1-128; the strict
 leave-one-source-out is also computed); (b) fit on batch <= 16, predict batch 64 and 128;
 (c) in sample. Each as median / p90 / worst of ``|predicted / measured - 1|``.
 
-Standard errors (:func:`standard_errors`): ``cov = s^2 (J^T J)^-1`` with J the Jacobian of the
-residuals at the optimum and ``s^2 = sum r^2 / (n - k)`` (Gauss-Newton, residuals in log).
+Standard errors (``specmodel.engine_calibration.standard_errors``, shared with ``fit-engine``):
+``cov = s^2 (J^T J)^-1`` with J the Jacobian of the residuals at the optimum and
+``s^2 = sum r^2 / (n - k)`` (Gauss-Newton, residuals in log).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import least_squares
 
+from specmodel.engine_calibration import standard_errors
 from specmodel.measurements import Measurement, error_summary, predict
 from specmodel.model.constants import COMPUTE_EFFICIENCY
 from specmodel.model.engines import EngineProfile
@@ -112,24 +114,6 @@ def fit(rows: list[Measurement], names: Sequence[str] = FITTED) -> Fit:
     )  # fmt: skip
     values = dict(zip(names, (float(v) for v in result.x), strict=True))
     return Fit(values, np.exp(result.fun[:-1]) - 1.0, result.fun, result.jac)
-
-
-def standard_errors(jacobian: FloatArray, residual: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Standard errors and correlation matrix of least-squares constants: ``cov = s^2 (J^T J)^-1``,
-    ``s^2 = sum r^2 / (n - k)`` (n residuals, k constants); correlation ``cov_ij / (se_i se_j)``.
-    Assumes independent residuals of equal variance and a locally linear model.
-
-    >>> j = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]); se, corr = standard_errors(j, np.array([0.1, -0.2, 0.1]))
-    >>> round(float(corr[0, 1]), 3)
-    -0.775
-    """
-    n, k = jacobian.shape
-    s2 = float(residual @ residual) / max(n - k, 1)
-    cov = s2 * np.linalg.pinv(jacobian.T @ jacobian)
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        corr = cov / np.outer(se, se)
-    return se, corr
 
 
 def source_of(row: Measurement) -> str:

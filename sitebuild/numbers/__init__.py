@@ -9,7 +9,7 @@ with its ``text`` and fails the build on an unknown name.
 from __future__ import annotations
 
 from sitebuild.config import SiteSettings
-from sitebuild.numbers import beyond, capacity, drafts, engines, gamma, lender, opening, pages
+from sitebuild.numbers import beyond, calibrate, capacity, drafts, engines, gamma, lender, opening, pages
 from sitebuild.numbers.text import Number
 
 SECTIONS = (
@@ -27,6 +27,7 @@ SECTIONS = (
     beyond.tree_numbers,
     beyond.moe_numbers,
     beyond.validation_numbers,
+    calibrate.numbers,
 )
 
 

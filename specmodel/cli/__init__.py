@@ -26,9 +26,11 @@ from specmodel.cli.options import (
     deployment_options,
     drafter_option,
     engine_options,
+    engine_profile_option,
     parallel_options,
     rates,
     scenario_options,
+    with_engine_profile,
 )
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import DEFAULTS
@@ -84,15 +86,20 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     )
     calibrate.add_argument("--markdown", action="store_true", help="print a Markdown table")
     _advise_parser(sub, settings)
+    # fit-engine: an engine profile fitted to the user's own benchmark runs (issue 23)
+    from specmodel.cli import fit_engine
+
+    fit_engine.add_parser(sub, settings)
+    COMMANDS.setdefault("fit-engine", fit_engine.run_fit_engine)
     return parser
 
 
 def _advise_parser(sub: Any, settings: Settings) -> None:
     advise = sub.add_parser(
         "advise", help="advise on gamma and drafter from a vLLM server's spec-decode metrics",
-        description="Infer per-position acceptance from a vLLM log or Prometheus scrape, predict the speedup "
-                    "of each gamma at the given concurrency, and say whether to keep, lower gamma, switch to a "
-                    "zero-cost drafter or turn speculation off.")  # fmt: skip
+        description="Infer per-position acceptance from a vLLM log, a Prometheus scrape or benchmark results "
+                    "(--bench), predict the speedup of each gamma at the given concurrency, and say whether to "
+                    "keep, lower gamma, switch to a zero-cost drafter or turn speculation off.")  # fmt: skip
     source = advise.add_mutually_exclusive_group(required=True)
     source.add_argument("--log", type=Path, metavar="FILE", help="vLLM log holding 'SpecDecoding metrics:' lines")
     source.add_argument(
@@ -102,7 +109,22 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         help="Prometheus scrape of vLLM's /metrics (text exposition; several scrapes appended "
         "give the increase between the first and the last)",
     )
-    advise.add_argument("--concurrency", type=int, required=True, help="concurrent sequences B the server runs")
+    source.add_argument(
+        "--bench",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="vllm bench serve --save-result JSON, SGLang bench_serving lines or a measurements CSV: plain and "
+        "speculative runs at the same --max-concurrency; the engine is calibrated to them (unless "
+        "--engine-profile) and the measured speedups are shown beside the predictions",
+    )
+    advise.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="concurrent sequences B the server runs (required with --log and --metrics; with --bench, "
+        "default: the largest concurrency run with speculation)",
+    )
     advise.add_argument(
         "--context", type=int, default=DEFAULTS["context"], help="prompt tokens per sequence (default: %(default)s)"
     )
@@ -116,13 +138,22 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
     advise.add_argument(
         "--engine",
         metavar="NAME",
-        default="vllm",
+        default=None,
         help=f"engine whose profile prices the passes, one of {', '.join(settings.engines)} "
-        "(default: %(default)s: it reads a vLLM server)",
+        "(default: vllm: it reads a vLLM server; or the --engine-profile's)",
     )
+    engine_profile_option(advise)
     deployment_options(advise, settings, served=True)
     parallel_options(advise)
     advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    advise.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        default=None,
+        help="also write the advice as a self-contained HTML page (figures of the speedup across concurrency "
+        "and against gamma, the verdict), viewable offline",
+    )
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
@@ -131,7 +162,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past `ulimit -f`: an error, not a kill
     try:
         args = build_parser(settings).parse_args(argv)
-        text = COMMANDS[args.command](args, settings)
+        text = COMMANDS[args.command](args, with_engine_profile(args, settings))
     except SpecModelError as exc:
         print(f"specmodel: error: {exc}", file=sys.stderr)
         return 2

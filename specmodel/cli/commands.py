@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specmodel.cli.options import scenario_fields
@@ -16,6 +17,7 @@ from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
 from specmodel.readouts import READOUTS, point_readouts
+from specmodel.safe_input import path_text
 
 if TYPE_CHECKING:  # the vLLM side is imported by the advise command only, when it runs
     from specmodel.vllm.counters import SpecDecodeCounters
@@ -104,7 +106,13 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
     from specmodel.vllm.counters import counters_summary, per_position_rate
     from specmodel.vllm.served_model import check_served_model
 
+    if args.report is not None:
+        check_report_path(args.report)
     served = _served(args)
+    if args.bench is not None:
+        return _advise_bench(args, settings, served)
+    if args.concurrency is None:
+        raise SpecModelError("--concurrency is required with --log or --metrics (the concurrency the server runs)")
     counters, source = _counters(args)
     served_note = check_served_model(counters.model_name, args.target, source)
     advice = advise.advise(
@@ -115,14 +123,65 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         args.hardware,
         args.target,
         settings,
-        engine=args.engine,
+        engine=args.engine or "vllm",
         tensor_parallel=1 if args.tensor_parallel is None else args.tensor_parallel,
     )
     measured = counters_summary(counters)
     notes = (*counters.notes, *([served_note] if served_note else []))
+    text = advice_text.format_advice(advice, measured, notes)
+    if args.report is not None:
+        _write_report(args.report, advice, text, settings)
     if args.json:
-        return strict_json(advice_text.advice_dict(advice, measured, notes))
-    return advice_text.format_advice(advice, measured, notes)
+        return strict_json({**advice_text.advice_dict(advice, measured, notes), **_report_key(args)})
+    return text + _report_line(args)
+
+
+def _advise_bench(args: argparse.Namespace, settings: Settings, served: ServedDrafter) -> str:
+    """``advise --bench``: the advice from benchmark runs (:mod:`specmodel.cli.bench_advice`)."""
+    from specmodel.cli import bench_advice
+    from specmodel.vllm import advice_text
+    from specmodel.vllm.report import MeasuredPoint
+
+    result = bench_advice.bench_advice(args, settings, served)
+    notes = (result.acceptance_note,) if result.acceptance_note else ()
+    lines = [*bench_advice.measured_lines(result), bench_advice.ladder_line(result), ""]
+    text = "\n".join(lines) + advice_text.format_advice(result.advice, None, notes)
+    if args.report is not None:
+        points = [MeasuredPoint(r.batch, r.num_speculative_tokens, r.measured_speedup) for r in result.rows]
+        _write_report(args.report, result.advice, text, result.settings, points)
+    if args.json:
+        extra = {"bench": bench_advice.measured_dicts(result), "calibration": result.calibration}
+        return strict_json({**advice_text.advice_dict(result.advice, None, notes), **extra, **_report_key(args)})
+    return text + _report_line(args)
+
+
+def _report_key(args: argparse.Namespace) -> dict[str, str]:
+    """``{"report": PATH}`` for ``--json`` when ``--report`` was given."""
+    return {"report": str(args.report)} if args.report is not None else {}
+
+
+def _report_line(args: argparse.Namespace) -> str:
+    """The line saying where the report went, when ``--report`` was given."""
+    return f"\nReport written to {args.report}" if args.report is not None else ""
+
+
+def check_report_path(path: Path) -> None:
+    """``--report FILE.html``: an .html file in a folder that exists (checked before any work)."""
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise SpecModelError(f"--report {path_text(path)}: the report is an HTML page; name a .html file")
+    if not path.parent.is_dir():
+        raise SpecModelError(f"--report {path_text(path)}: the folder {path_text(path.parent)} does not exist")
+
+
+def _write_report(path: Path, advice: Any, text: str, settings: Settings, measured: Any = ()) -> None:
+    """Write the advice as a self-contained HTML page to ``path``, atomically."""
+    from specmodel.cli.sweep import write_atomically
+    from specmodel.vllm.report import report_html
+
+    try:
+        write_atomically(report_html(advice, text, settings, measured), path)
+    except OSError as exc:
+        raise SpecModelError(f"--report {path_text(path)}: cannot write it: {exc.strerror or exc}") from None
 
 
 def _served(args: argparse.Namespace) -> ServedDrafter:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from specmodel.errors import SpecModelError
@@ -208,6 +209,39 @@ def engine_options(parser: Any, settings: Settings) -> None:
         default=None,
         help=f"tokens each sequence generates (default: {settings.constants.GENERATED_TOKENS})",
     )
+    engine_profile_option(parser)
+
+
+def engine_profile_option(parser: Any) -> None:
+    """``--engine-profile PROFILE.toml``: an engine profile of one's own (``fit-engine`` writes one)."""
+    parser.add_argument(
+        "--engine-profile",
+        type=Path,
+        metavar="PROFILE.toml",
+        default=None,
+        help="engine profile file (one [KEY] table, as specmodel fit-engine writes): added to the engines "
+        "and made the engine; --engine may repeat its key, and naming another engine is an error",
+    )
+
+
+def with_engine_profile(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings with ``--engine-profile``'s profile added as an engine of its key, and
+    ``args.engine`` set to that key; unchanged when the option was not given. An ``--engine``
+    naming another engine contradicts the file, and is refused rather than one silently
+    winning."""
+    path = getattr(args, "engine_profile", None)
+    if path is None:
+        return settings
+    from specmodel.model.profile_file import load_profile
+
+    profile = load_profile(path, "--engine-profile")
+    if args.engine is not None and args.engine != profile.key:
+        raise SpecModelError(
+            f"--engine {excerpt(args.engine)} contradicts --engine-profile {excerpt(str(path))}, whose engine is "
+            f"{profile.key!r}; give --engine {profile.key} or leave --engine out"
+        )
+    args.engine = profile.key
+    return settings.with_engine(profile)
 
 
 def parallel_options(parser: Any, grid: bool = False) -> None:

@@ -32,7 +32,7 @@ SWEEP_FORMATS = (".csv", ".parquet")
 
 def write_atomically(frames: Any, out: Path) -> int:
     """Write ``frames`` (a DataFrame, or an iterable of DataFrames with the same columns) to
-    ``out`` (CSV or Parquet by extension) via a temporary file in the same folder, renamed
+    ``out`` (CSV or Parquet by extension; a string as it is) via a temporary file in the same folder, renamed
     into place only once complete, with the mode (and, where allowed, owner) of the file it
     replaces or else the umask's; the temporary file is removed on any failure, Ctrl-C or
     SIGTERM. Returns the rows written."""
@@ -40,7 +40,10 @@ def write_atomically(frames: Any, out: Path) -> int:
     os.close(fd)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        if hasattr(frames, "to_csv"):  # one table, written as pandas writes it
+        if isinstance(frames, str):  # a page of text (advise --report)
+            rows = 0
+            Path(tmp).write_text(frames, encoding="utf-8")
+        elif hasattr(frames, "to_csv"):  # one table, written as pandas writes it
             rows = len(frames) if hasattr(frames, "__len__") else 0
             frames.to_csv(tmp, index=False) if out.suffix == ".csv" else frames.to_parquet(tmp, index=False)
         else:

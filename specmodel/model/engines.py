@@ -60,6 +60,11 @@ class FitProvenance(BaseModel):
     #: held-out errors by split (leave one workload out, leave one source out, small to large,
     #: in sample): median, 90th percentile and worst |predicted / measured - 1|
     held_out: dict[str, tuple[float, float, float]] = Field(default_factory=dict)
+    #: each input file of a user's fit (``specmodel fit-engine``): its name and sha256
+    inputs: tuple[tuple[str, str], ...] = ()
+    prior: str = ""  #: the prior the fit was regularised towards, in words
+    #: width of each fitted constant's prior, in log units: (log value - log public) / width
+    prior_widths: dict[str, float] = Field(default_factory=dict)
 
 
 class EngineProfile(BaseModel):

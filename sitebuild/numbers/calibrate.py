@@ -1,0 +1,66 @@
+"""The worked example of "Calibrate it to your server" (docs/cli.md) and the validation page's
+summary of it: every public series measured at batch 1, 16, 64 and 128, fitted from its
+batch 1 and 16 rows and predicting 64 and 128 (:mod:`sitebuild.server_calibration`).
+
+The example series is chosen by a rule, not by its result: the first in the one-GPU
+measurements file that was measured at all four batches. Every series so measured, on one
+GPU and on four, is summarised too, so that the example is read against the whole.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sitebuild.config import ARTICLE_ENGINE, SiteSettings
+from sitebuild.numbers.text import Number, name, percent, plain, times
+from sitebuild.paths import MEASUREMENTS
+from sitebuild.server_calibration import LARGE, SMALL, SeriesResult, all_series, median_errors
+from specmodel.measurements import MULTIGPU_MEASUREMENTS_FILE, Measurement
+
+
+def _dataset(row: Measurement) -> str:
+    """The dataset the notes name (``dataset GSM8K; ...``), or the prompt and output lengths."""
+    first = (row.notes or "").split(";")[0].strip()
+    return first.removeprefix("dataset ") if first.startswith("dataset ") else f"{row.prompt_tokens}-token prompts"
+
+
+def example_numbers(result: SeriesResult) -> dict[str, Number]:
+    """The example series: what it is, its measured speedups, both predictions and errors."""
+    members, fitted, public = result.members, result.fitted_errors, result.public_errors
+    first = members[0]
+    n: dict[str, Number] = {
+        "calib_method": name(first.method),
+        "calib_gamma": plain(first.num_speculative_tokens, 0),
+        "calib_target": name(first.target),
+        "calib_hardware": name(first.hardware),
+        "calib_dataset": name(_dataset(first)),
+        "calib_source": name(first.source.split(" (")[0]),
+        "calib_fitted_names": name(", ".join(result.fitted) or "none"),
+        "calib_example_fitted_error": percent(float(np.median(np.abs(fitted))), 1),
+        "calib_example_public_error": percent(float(np.median(np.abs(public))), 1),
+    }
+    large = [r for r in members if r.batch in LARGE]
+    for row, f, p in zip(large, fitted, public, strict=True):
+        n[f"calib_measured_{row.batch}"] = times(row.measured_speedup)
+        n[f"calib_fitted_{row.batch}"] = times(row.measured_speedup * (1 + f))
+        n[f"calib_public_{row.batch}"] = times(row.measured_speedup * (1 + p))
+    for batch in SMALL:
+        n[f"calib_measured_{batch}"] = times(next(r.measured_speedup for r in members if r.batch == batch))
+    return n
+
+
+def numbers(settings: SiteSettings) -> dict[str, Number]:
+    """The worked example, and the median errors over every series measured at the four
+    batches: on one GPU, on four, and all together."""
+    one = all_series([MEASUREMENTS], ARTICLE_ENGINE, settings)
+    four = all_series([MULTIGPU_MEASUREMENTS_FILE], ARTICLE_ENGINE, settings)
+    if not one:
+        return {}
+    n = example_numbers(one[0])
+    for label, results in (("one_gpu", one), ("four_gpus", four), ("overall", one + four)):
+        if results:
+            fitted, public = median_errors(results)
+            n[f"calib_{label}_series"] = plain(len(results), 0)
+            n[f"calib_{label}_fitted_error"] = percent(fitted, 1)
+            n[f"calib_{label}_public_error"] = percent(public, 1)
+    return n

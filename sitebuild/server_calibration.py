@@ -1,0 +1,88 @@
+"""How well a server's own small-batch runs calibrate the model for its large batches: every
+series of the brief's measurements (one source, drafter, deployment and workload) measured at
+batch 1, 16, 64 and 128 is fitted from its batch 1 and 16 rows as ``specmodel fit-engine``
+fits (:func:`specmodel.engine_calibration.fit_profile`, starting from the settings' public
+profile), and its batch 64 and 128 rows are predicted by the calibrated and by the public
+profile. Used by the site (the worked example and the validation page's summary) and by
+``benchmarks/bench_calibrate_server.py``, so that both print the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from specmodel.acceptance_fit import fit_mean_acceptance_length
+from specmodel.engine_calibration import fit_profile
+from specmodel.measurements import Measurement, load_measurements, predict, relative_errors
+from specmodel.model.settings import Settings
+
+#: The batches the fit sees and those it predicts.
+SMALL, LARGE = (1, 16), (64, 128)
+
+
+@dataclass(frozen=True)
+class SeriesResult:
+    """One series: its rows, the large rows' errors under the calibrated and the public
+    profile (``predicted / measured - 1``), and the constants the fit set."""
+
+    members: list[Measurement]
+    fitted_errors: np.ndarray
+    public_errors: np.ndarray
+    fitted: dict[str, float]
+
+    @property
+    def name(self) -> str:
+        """Source, drafter, deployment and workload, for a printed line."""
+        r = self.members[0]
+        return (f"{r.source.split(' (')[0]} | {r.method} k={r.num_speculative_tokens} | {r.target} "
+                f"tp{r.tensor_parallel} | {r.prompt_tokens}/{r.output_tokens}")  # fmt: skip
+
+
+def series(rows: list[Measurement], engine: str, settings: Settings) -> list[list[Measurement]]:
+    """The rows by source, drafter, deployment and workload, in file order, keeping the series
+    measured at every batch of :data:`SMALL` and :data:`LARGE`; where no acceptance was
+    published (the four-GPU source), the mean acceptance length fitted at batch 1 under the
+    public profile (:func:`specmodel.acceptance_fit.fit_mean_acceptance_length`), so that
+    batch 1 says nothing of the engine there and the fit rests on batch 16."""
+    groups: dict[tuple[object, ...], list[Measurement]] = {}
+    for r in rows:
+        key = (r.source, r.method, r.num_speculative_tokens, r.target, r.hardware, r.tensor_parallel,
+               r.prompt_tokens, r.output_tokens)  # fmt: skip
+        groups.setdefault(key, []).append(r)
+    wanted = set(SMALL + LARGE)
+    return [_with_acceptance(g, engine, settings) for g in groups.values() if wanted <= {r.batch for r in g}]
+
+
+def _with_acceptance(rows: list[Measurement], engine: str, settings: Settings) -> list[Measurement]:
+    """``rows``, each given the acceptance fitted at the series' smallest batch if none has one."""
+    if all(r.mean_acceptance_length or r.per_position_acceptance for r in rows):
+        return rows
+    length = fit_mean_acceptance_length(min(rows, key=lambda r: r.batch), engine, settings)
+    return [r.model_copy(update={"mean_acceptance_length": length}) for r in rows]
+
+
+def small_to_large(members: list[Measurement], engine: str, settings: Settings) -> SeriesResult:
+    """Fit ``engine``'s profile to the :data:`SMALL` rows, predict the :data:`LARGE` ones."""
+    small = [r for r in members if r.batch in SMALL]
+    large = [r for r in members if r.batch in LARGE]
+    fit = fit_profile(settings.engine(engine), small, [])
+    calibrated = settings.with_engine(fit.profile.model_copy(update={"key": engine}))
+    fitted = relative_errors(predict(large, engine, calibrated), large)
+    public = relative_errors(predict(large, engine, settings), large)
+    return SeriesResult(members, fitted, public, dict(fit.fitted))
+
+
+def all_series(files: list[Path], engine: str, settings: Settings) -> list[SeriesResult]:
+    """:func:`small_to_large` of every series in ``files``."""
+    rows = [r for f in files if f.exists() for r in load_measurements(f)]
+    return [small_to_large(members, engine, settings) for members in series(rows, engine, settings)]
+
+
+def median_errors(results: list[SeriesResult]) -> tuple[float, float]:
+    """Median |error| over every predicted row: calibrated, public."""
+    fitted = np.concatenate([np.abs(r.fitted_errors) for r in results])
+    public = np.concatenate([np.abs(r.public_errors) for r in results])
+    return float(np.median(fitted)), float(np.median(public))

@@ -1,0 +1,150 @@
+"""``specmodel fit-engine FILE... --out PROFILE.toml``: an engine profile fitted to a user's own
+serving benchmarks (:mod:`specmodel.server_runs`, :mod:`specmodel.engine_calibration`),
+written atomically as one TOML table (:func:`specmodel.model.profile_file.profile_text`) that
+``--engine-profile`` reads. What the runs cannot determine is said on stderr and in the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from specmodel.cli.options import deployment_options, drafter_option, name_text
+from specmodel.cli.sweep import _refuse_special
+from specmodel.engine_calibration import PRIOR_WIDTHS, SIGMA, CalibrationFit, fit_profile, timing_rows
+from specmodel.errors import SpecModelError
+from specmodel.model.engines import EngineProfile, FitProvenance
+from specmodel.model.profile_file import KEY_PATTERN, profile_text
+from specmodel.model.settings import Settings
+from specmodel.safe_input import excerpt, read_limited_text
+from specmodel.server_runs import Deployment, load_runs, paired_measurements, plain_timings
+from specmodel.server_runs.runs import MAX_RESULT_BYTES
+
+METHOD = (
+    f"regularised least squares on log(predicted / measured), sigma {SIGMA:g} per row, plus (log value - log "
+    "public) / width per fitted constant; Levenberg-Marquardt; se from cov = s^2 (J^T J)^-1, s^2 >= 1"
+)
+
+
+def add_parser(sub: argparse._SubParsersAction, settings: Settings) -> None:
+    """The ``fit-engine`` subcommand and its options."""
+    fit = sub.add_parser(
+        "fit-engine", help="fit an engine profile to your own vLLM / SGLang benchmark results",
+        description="Fit the fixed costs of an engine profile to vllm bench serve --save-result JSON, SGLang "
+        "bench_serving JSON lines or measurement CSVs: plain and speculative runs at the same --max-concurrency, "
+        "starting from the public profile and keeping what the runs cannot determine.",
+    )  # fmt: skip
+    fit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="benchmark result files")
+    fit.add_argument("--out", required=True, type=Path, help="profile file to write (TOML)")
+    fit.add_argument(
+        "--engine", metavar="NAME", default="vllm", help="public profile to start from (default: %(default)s)"
+    )
+    fit.add_argument(
+        "--name", type=name_text, metavar="KEY", default="my-server", help="the profile's key (default: %(default)s)"
+    )
+    drafter_option(fit)
+    deployment_options(fit, settings)
+    fit.set_defaults(target=None)
+    fit.add_argument("--tensor-parallel", type=int, metavar="N", default=1, help="GPUs of the target (default: 1)")
+    fit.add_argument("--num-speculative-tokens", type=int, metavar="K", default=None,
+                     help="k of the speculative runs, where the files do not say it")  # fmt: skip
+
+
+def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
+    """Read, pair, fit, write; returns the summary printed on stdout."""
+    if not KEY_PATTERN.fullmatch(args.name):
+        raise SpecModelError(f"--name {excerpt(args.name)} is not a profile key (a-z, 0-9, - and _)")
+    if args.engine not in settings.engines:
+        raise SpecModelError(f"--engine {excerpt(args.engine)}: one of {', '.join(settings.engines)}")
+    _refuse_special(args.out)
+    runs = load_runs(args.files)
+    deployment = Deployment(
+        hardware=args.hardware, target=args.target, drafter=args.drafter,
+        tensor_parallel=args.tensor_parallel, num_speculative_tokens=args.num_speculative_tokens,
+    )  # fmt: skip
+    rows = paired_measurements(runs, deployment)
+    drafter = args.drafter or next((r.method for r in rows), None) or "eagle"
+    timings = timing_rows(plain_timings(runs, deployment), drafter)
+    if not rows and not timings:
+        raise SpecModelError("no run to fit: give plain and speculative runs at the same --max-concurrency")
+    public = settings.engines[args.engine]
+    result = fit_profile(public.model_copy(update={"key": args.name}), rows, timings)
+    profile = _with_provenance(result, public, args.files, len(rows) + len(timings))
+    for name, reason in result.kept.items():
+        print(f"specmodel: note: {name} kept at the public value {getattr(public, name):g}: {reason}", file=sys.stderr)
+    write_atomically(args.out, profile_text(profile, comment=_comment(result, public)))
+    return _summary(result, public, args.out)
+
+
+def _sha256(path: Path) -> str:
+    """The sha256 of a file's bytes (read bounded, as the readers read it: UTF-8 text)."""
+    return hashlib.sha256(read_limited_text(path, f"bench file {path}", MAX_RESULT_BYTES).encode()).hexdigest()
+
+
+def _with_provenance(result: CalibrationFit, public: EngineProfile, files: list[Path], rows: int) -> EngineProfile:
+    """The fitted profile with its name, description and ``fit`` provenance."""
+    inputs = tuple((p.name, _sha256(p)) for p in files)
+    errors = np.abs(result.errors)
+    not_fitted = "; ".join(f"{k} = {getattr(public, k):g} (public): {v}" for k, v in result.kept.items())
+    provenance = FitProvenance(
+        measurements=", ".join(name for name, _ in inputs),
+        measurements_sha256=hashlib.sha256("".join(d for _, d in inputs).encode()).hexdigest(),
+        rows=rows, fitted_on=datetime.date.today().isoformat(), method=METHOD,
+        median_abs_error=float(np.median(errors)), p90_abs_error=float(np.quantile(errors, 0.9)),
+        max_abs_error=float(errors.max()), anchor="the plain runs' mean TPOT, where given",
+        residuals=tuple(float(e) for e in result.errors), fitted=tuple(result.fitted),
+        not_fitted=not_fitted, relative_standard_errors=tuple(result.relative_se.values()),
+        largest_correlation=result.largest_correlation, largest_correlation_pair=result.largest_pair,
+        inputs=inputs, prior=f"the public profile {public.key!r}; widths in log units",
+        prior_widths={k: PRIOR_WIDTHS[k] for k in result.fitted},
+    )  # fmt: skip
+    return result.profile.model_copy(update={
+        "name": f"{public.name}, fitted to {provenance.measurements}"[:200],
+        "description": f"{public.key} refitted by specmodel fit-engine to the user's benchmark runs", "fit": provenance,
+    })  # fmt: skip
+
+
+def _comment(result: CalibrationFit, public: EngineProfile) -> str:
+    """The file's leading comment: what was fitted and what was kept, and why."""
+    lines = [f"Written by specmodel fit-engine from the public profile {public.key}."]
+    lines += [f"fitted {k} = {v:.4g} (relative se {result.relative_se[k]:.0%})" for k, v in result.fitted.items()]
+    lines += [f"kept {k} at the public value: {v}" for k, v in result.kept.items()]
+    return "\n".join(lines)
+
+
+def _summary(result: CalibrationFit, public: EngineProfile, out: Path) -> str:
+    """The stdout text: each constant public -> fitted with its uncertainty, and the errors."""
+    lines = [f"wrote {out} (profile {result.profile.key!r}, from {public.key!r}; use --engine-profile {out})"]
+    for k, v in result.fitted.items():
+        lines.append(f"  {k}: {getattr(public, k):.4g} -> {v:.4g} (relative se {result.relative_se[k]:.0%})")
+    errors = ", ".join(f"{e:+.1%}" for e in result.errors)
+    lines.append(f"  rows: {len(result.errors)}; predicted / measured - 1: {errors}")
+    return "\n".join(lines)
+
+
+def write_atomically(out: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``out``, then rename it over ``out``; a
+    symbolic link or special file appearing at ``out`` meanwhile is refused."""
+    folder = out.parent if str(out.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise SpecModelError(f"--out {excerpt(str(out))}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _refuse_special(out)
+        os.replace(tmp, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)

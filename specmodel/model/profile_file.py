@@ -1,0 +1,81 @@
+"""An engine profile in a file of its own (``--engine-profile PROFILE.toml``): one TOML table
+named by the profile's key, with the fields of :class:`specmodel.model.engines.EngineProfile`
+(SI units, seconds) and, when it was fitted, its ``fit`` provenance as a sub-table; the same
+schema as a table of ``data/engines.toml``, so a profile moves between the two unchanged.
+
+``specmodel fit-engine`` writes one (:func:`profile_text`); ``point``, ``sweep``, ``advise``
+and the site builder read one (:func:`load_profile`), and use it as an engine of that key.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from specmodel.errors import SpecModelError
+from specmodel.model.engines import EngineProfile
+from specmodel.safe_input import excerpt, path_text, read_limited_text, validated
+from specmodel.structured_input import load_toml_text
+
+#: A profile's key: what ``--engine`` then names it by (lower case, digits, ``-`` and ``_``).
+KEY_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+
+
+def load_profile(path: str | Path, where: str = "--engine-profile") -> EngineProfile:
+    """The engine profile in ``path``: exactly one table, its name the profile's key, its
+    fields validated as an :class:`EngineProfile`; one line naming the file otherwise."""
+    source = f"{where} {path_text(path)}"
+    data = load_toml_text(read_limited_text(Path(path), source), source)
+    tables = [k for k, v in data.items() if isinstance(v, dict)]
+    if len(tables) != 1 or len(data) != 1:
+        raise SpecModelError(
+            f"{source} must hold exactly one table, [KEY], the profile (it holds {len(data)} top-level "
+            f"entr{'y' if len(data) == 1 else 'ies'}: {excerpt(', '.join(map(str, data)), 80)})"
+        )
+    key = tables[0]
+    if not KEY_PATTERN.fullmatch(key):
+        raise SpecModelError(f"{source}: the table's name {excerpt(key)} is not a profile key (a-z, 0-9, - and _)")
+    return validated(EngineProfile, {"key": key, **data[key]}, source)
+
+
+def profile_text(profile: EngineProfile, comment: str = "") -> str:
+    """The TOML text of ``profile`` (:func:`load_profile` reads it back equal): its fields
+    but ``key`` and those left at None, then ``[KEY.fit]`` and its sub-tables. ``comment``:
+    lines written first, as TOML comments."""
+    if not KEY_PATTERN.fullmatch(profile.key):
+        raise SpecModelError(f"the profile key {excerpt(profile.key)} is not allowed (a-z, 0-9, - and _)")
+    head = [f"# {line}".rstrip() for line in comment.splitlines()]
+    fields = profile.model_dump(exclude={"key", "fit"}, exclude_none=True)
+    lines = [*head, f"[{profile.key}]", *(f"{k} = {toml_value(v)}" for k, v in fields.items())]
+    if profile.fit is not None:
+        lines += _table(f"{profile.key}.fit", profile.fit.model_dump(exclude_none=True))
+    return "\n".join(lines) + "\n"
+
+
+def _table(name: str, values: dict[str, Any]) -> list[str]:
+    """``[name]`` with its scalar and list values, then a sub-table per dict value."""
+    lines = ["", f"[{name}]"]
+    lines += [f"{k} = {toml_value(v)}" for k, v in values.items() if not isinstance(v, dict)]
+    for k, v in values.items():
+        if isinstance(v, dict):
+            lines += _table(f"{name}.{k}", v)
+    return lines
+
+
+def toml_value(value: Any) -> str:
+    """A TOML literal for a string, a bool, a number (floats in their shortest exact form, so
+    a profile reads back equal; inf as ``inf``) or a list of these.
+
+    >>> toml_value(["a", 1, 0.1, float("inf"), True])
+    '["a", 1, 0.1, inf, true]'
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, float):
+        return "inf" if value == float("inf") else ("-inf" if value == float("-inf") else repr(value))
+    return str(value)

@@ -1,0 +1,160 @@
+"""``specmodel fit-engine`` and the benchmark-result readers (issue 23)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specmodel.cli import main
+from specmodel.engine_calibration import TimingRow, fit_profile
+from specmodel.measurements import Measurement, predict
+from specmodel.model.engines import engine_catalog
+from specmodel.model.evaluate import evaluate
+from specmodel.model.profile_file import load_profile
+from specmodel.model.settings import Settings
+from specmodel.server_runs import Deployment, load_runs, paired_measurements
+
+BENCH = Path(__file__).parent / "data" / "bench"
+FIXTURES = sorted(p for p in BENCH.iterdir() if p.suffix in (".json", ".jsonl"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_every_fixture_parses(path: Path) -> None:
+    runs = load_runs([path])
+    assert runs
+    for run in runs:
+        assert run.engine in ("vllm", "sglang")
+        assert run.mean_tpot_s is not None and 0 < run.mean_tpot_s < 1
+        assert run.output_throughput and run.mean_output_tokens and run.mean_output_tokens > 1
+        if "REAL" not in path.name:
+            assert run.max_concurrency == 16
+            assert run.speculative == ("spec" in path.name or run.line == 2)
+
+
+def test_acceptance_and_k_are_read() -> None:
+    spec = load_runs([BENCH / "vllm-main-spec-c16.json"])[0]
+    assert spec.num_speculative_tokens == 3 and spec.per_position_acceptance is not None
+    assert spec.mean_acceptance_length == pytest.approx(2.41, abs=0.01)
+    sglang = load_runs([BENCH / "sglang-0.5.jsonl"])[1]
+    assert (sglang.method, sglang.num_speculative_tokens, sglang.mean_acceptance_length) == ("eagle3", 3, 2.4468)
+
+
+def test_pairing_gives_the_tpot_ratio() -> None:
+    runs = load_runs([BENCH / "vllm-main-plain-c16.json", BENCH / "vllm-main-spec-c16.json"])
+    (row,) = paired_measurements(runs, Deployment(hardware="h100-sxm"))
+    assert row.target == "llama-3.1-8b" and row.method == "eagle3" and row.batch == 16
+    assert row.measured_speedup == pytest.approx(8.93 / 5.12)
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+def _bad(tmp_path: Path, name: str, record: dict[str, object]) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize("case", ["not-a-result", "no-concurrency", "no-acceptance", "two-models", "plain-disagree"])
+def test_bad_input_is_one_line_exit_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = json.loads((BENCH / "vllm-main-plain-c16.json").read_text())
+    files = {
+        "not-a-result": [_bad(tmp_path, "x.json", {"hello": 1})],
+        "no-concurrency": [_bad(tmp_path, "p.json", {**plain, "max_concurrency": None})],
+        "no-acceptance": [BENCH / "vllm-0.12-plain-c16.json", BENCH / "vllm-0.12-spec-c16.json"],
+        "two-models": [
+            BENCH / "vllm-main-plain-c16.json",
+            _bad(tmp_path, "q.json", {**plain, "model_id": "Qwen/Qwen3-8B"}),
+        ],
+        "plain-disagree": [
+            BENCH / "vllm-main-plain-c16.json",
+            _bad(tmp_path, "r.json", {**plain, "mean_tpot_ms": 12.0}),
+        ],
+    }[case]
+    code, err = _run(
+        ["fit-engine", *map(str, files), "--hardware", "h100-sxm", "--out", str(tmp_path / "o.toml")], capsys
+    )
+    assert code == 2 and err.count("\n") == 1 and err.startswith("specmodel: error:")
+    assert any(f.name in err for f in files) or case == "two-models" and "Qwen" in err
+    assert not (tmp_path / "o.toml").exists()
+
+
+def test_fit_engine_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mine.toml"
+    files = [BENCH / "sglang-0.5.jsonl"]
+    code, err = _run(
+        ["fit-engine", *map(str, files), "--hardware", "h100-sxm", "--out", str(out), "--name", "lab"], capsys
+    )
+    assert code == 0, err
+    assert "sequence_pass_s kept at the public value" in err and "one concurrency" in err
+    profile = load_profile(out)
+    assert profile.key == "lab" and profile.fit is not None
+    assert profile.fit.inputs[0][0] == "sglang-0.5.jsonl" and len(profile.fit.inputs[0][1]) == 64
+    assert "target_pass_s" in profile.fit.fitted and "overlap" not in profile.fit.fitted
+    assert [p.name for p in tmp_path.iterdir()] == ["mine.toml"]  # no temporary left
+    settings = Settings().with_engine(profile)
+    scenario = {"concurrency": 16, "context": 1024, "generated_tokens": 512, "target": "llama-3.1-8b",
+                "hardware": "h100-sxm", "drafter": "eagle3", "mean_acceptance_length": 2.4468, "gamma": 3}  # fmt: skip
+    ev = evaluate(**scenario, engine="lab", settings=settings)  # type: ignore[arg-type]
+    assert float(ev.decode_speedup) == pytest.approx(8.71 / 5.08, rel=0.03)
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
+def test_out_special_refused(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o.toml"
+    if kind == "symlink":
+        (tmp_path / "t").write_text("keep")
+        out.symlink_to(tmp_path / "t")
+    elif kind == "fifo":
+        os.mkfifo(out)
+    else:
+        out.mkdir()
+    code, err = _run(
+        ["fit-engine", str(BENCH / "sglang-0.5.jsonl"), "--hardware", "h100-sxm", "--out", str(out)], capsys
+    )
+    assert code == 2 and err.count("\n") == 1 and "--out" in err
+    if kind == "symlink":
+        assert (tmp_path / "t").read_text() == "keep"
+
+
+TRUE_FACTORS = {"target_pass_s": 1.6, "head_pass_s": 0.7, "overlap": 1.15}
+
+
+def test_round_trip_recovers_known_constants() -> None:
+    public = engine_catalog()["vllm"]
+    truth = public.model_copy(update={k: getattr(public, k) * f for k, f in TRUE_FACTORS.items()})
+    settings = Settings().with_engine(truth)
+    rows, timings = [], []
+    for batch in (1, 16, 64):
+        row = Measurement(source=f"synthetic b{batch}", engine="vllm", hardware="h100-sxm", target="llama-3.1-8b",
+                          method="eagle3", batch=batch, prompt_tokens=1024, output_tokens=512, num_speculative_tokens=3,
+                          mean_acceptance_length=2.4, measured_speedup=1.0,
+                          speedup_definition="vanilla TPOT / speculative TPOT")  # fmt: skip
+        rows.append(row.model_copy(update={"measured_speedup": float(predict([row], "vllm", settings)[0])}))
+        scenario = {"concurrency": batch, "context": 1024, "generated_tokens": 512, "target": "llama-3.1-8b",
+                    "hardware": "h100-sxm", "tensor_parallel": 1, "drafter": "eagle3"}  # fmt: skip
+        ev = evaluate(**scenario, engine="vllm", settings=settings)  # type: ignore[arg-type]
+        timings.append(TimingRow(scenario, 1.0 / float(ev.base_tokens_per_s_per_sequence)))
+    result = fit_profile(public, rows, timings)
+    for name in TRUE_FACTORS:
+        assert name in result.fitted
+        off = abs(math.log(result.fitted[name] / getattr(truth, name)))
+        assert off <= 2 * result.relative_se[name], (name, result.fitted[name], getattr(truth, name))
+    assert np.max(np.abs(result.errors)) < 0.02
+
+
+def test_point_uses_the_written_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mine.toml"
+    fit = ["fit-engine", str(BENCH / "sglang-0.5.jsonl"), "--hardware", "h100-sxm", "--out", str(out)]
+    code, err = _run(fit, capsys)
+    assert code == 0, err
+    argv = ["point", "--engine-profile", str(out), "--target", "llama-3.1-8b", "--hardware", "h100-sxm", "--json"]
+    assert main([*argv, "--drafter", "eagle3", "--concurrency", "16"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == "my-server"
