@@ -46,9 +46,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve(site: Path, port: int):
-    """The built site on http://127.0.0.1:<port>/ while the block runs."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_Quiet, directory=str(site)))
+def serve(site: Path, port: int, handler: type[http.server.SimpleHTTPRequestHandler] = _Quiet):
+    """The built site on http://127.0.0.1:<port>/ while the block runs, served by ``handler``."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{port}/"
@@ -86,16 +86,9 @@ class _Gzip(_Quiet):
         return io.BytesIO(body)
 
 
-@contextlib.contextmanager
 def serve_gzip(site: Path, port: int):
     """The built site on http://127.0.0.1:<port>/, text gzipped as GitHub Pages serves it."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_Gzip, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return serve(site, port, _Gzip)
 
 
 def launch(playwright):
