@@ -9,9 +9,10 @@ minimising
 over the measured speedups and the plain runs' absolute TPOT (:data:`SIGMA`: the noise assumed
 of one measurement, 5%), with a prior of width ``w_c`` (:data:`PRIOR_WIDTHS`) per constant,
 so that two runs at two concurrencies suffice: what the data cannot say stays near the
-public value. A constant the rows do not depend on at all, or the per-sequence term and the
-overlap of memory and arithmetic from a single concurrency, are not fitted (kept public, with
-the reason). Uncertainty: ``cov = s^2 (J^T J)^-1`` (:func:`standard_errors`) with J the
+public value. A constant is fitted only when the rows alone would set it more closely than
+its prior (:func:`data_only_standard_error` below the prior's width); one the rows barely
+move, or the per-sequence term and the overlap of memory and arithmetic from a single
+concurrency, stays public, with the reason. Uncertainty: ``cov = s^2 (J^T J)^-1`` (:func:`standard_errors`) with J the
 Jacobian of the weighted residuals (prior rows included) and ``s^2 = max(1, chi^2 / (n - k))``:
 never less than the assumed noise.
 """
@@ -153,11 +154,32 @@ def choose_constants(
             kept[name] = f"the public value {value} has no logarithm to fit"
         else:
             moved = row_residuals(with_values(public, {name: value * math.exp(0.1)}), rows, timings)
-            if float(np.max(np.abs(moved - base))) < MIN_SENSITIVITY * 0.1:
+            sensitivity = (moved - base) / 0.1
+            alone, prior = data_only_standard_error(sensitivity), PRIOR_WIDTHS[name]
+            if float(np.max(np.abs(sensitivity))) < MIN_SENSITIVITY:
                 kept[name] = "the rows do not depend on it"
+            elif alone >= prior:
+                kept[name] = (
+                    f"the rows alone would set it only to within a factor {math.exp(alone):.3g}, "
+                    f"no closer than the public value's prior (a factor {math.exp(prior):.3g})"
+                )
             else:
                 names.append(name)
     return names, kept
+
+
+def data_only_standard_error(sensitivity: FloatArray) -> float:
+    """The standard error of ``log(value)`` that the rows alone would give a constant on
+    which they depend as ``d log(prediction_i) / d log(value) = sensitivity_i``:
+    ``SIGMA / sqrt(sum_i sensitivity_i^2)`` (one constant, the others held; Fisher information
+    of independent rows of noise :data:`SIGMA`). A constant is fitted only when this is
+    below its prior's width: the data then say more about it than the public value does.
+
+    >>> round(data_only_standard_error(np.array([0.1, 0.1])), 3)
+    0.354
+    """
+    norm = float(np.sqrt(np.sum(np.square(sensitivity))))
+    return SIGMA / norm if norm > 0 else math.inf
 
 
 def fit_profile(public: EngineProfile, rows: list[Measurement], timings: list[TimingRow]) -> CalibrationFit:

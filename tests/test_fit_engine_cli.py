@@ -106,6 +106,22 @@ def test_fit_engine_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert float(ev.decode_speedup) == pytest.approx(8.71 / 5.08, rel=0.03)
 
 
+def test_a_run_without_acceptance_takes_the_one_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM 0.12's bench serve JSON has no spec_decode_* fields: the error names the option,
+    and with it the same two files fit; a length outside (1, k + 1] is one line, exit 2."""
+    files = [str(BENCH / "vllm-0.12-plain-c16.json"), str(BENCH / "vllm-0.12-spec-c16.json")]
+    argv = ["fit-engine", *files, "--hardware", "h100-sxm", "--out", str(tmp_path / "o.toml")]
+    code, err = _run(argv, capsys)
+    assert code == 2 and "--mean-acceptance-length" in err
+    for bad in ("1", "9"):
+        code, err = _run([*argv, "--mean-acceptance-length", bad], capsys)
+        assert code == 2 and err.count("\n") == 1 and "at most 4" in err, err
+    assert not (tmp_path / "o.toml").exists()
+    code, err = _run([*argv, "--mean-acceptance-length", "2.3"], capsys)
+    assert code == 0, err
+    assert load_profile(tmp_path / "o.toml").fit is not None
+
+
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
 def test_out_special_refused(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "o.toml"
@@ -148,6 +164,35 @@ def test_round_trip_recovers_known_constants() -> None:
         off = abs(math.log(result.fitted[name] / getattr(truth, name)))
         assert off <= 2 * result.relative_se[name], (name, result.fitted[name], getattr(truth, name))
     assert np.max(np.abs(result.errors)) < 0.02
+
+
+def test_a_constant_the_rows_pin_no_closer_than_its_prior_stays_public() -> None:
+    """At batch 1 and 2 a verify pass is far from compute-bound: the overlap of memory and
+    arithmetic barely moves the speedups, so the two rows alone would set it only to within a
+    factor far wider than its prior's; it is kept, with that reason, while the head's fixed
+    time, which those rows do pin, is fitted."""
+    public = engine_catalog()["vllm"]
+    rows = [
+        Measurement(
+            source=f"synthetic b{batch}",
+            engine="vllm",
+            hardware="h100-sxm",
+            target="llama-3.1-8b",
+            method="eagle3",
+            batch=batch,
+            prompt_tokens=512,
+            output_tokens=256,
+            num_speculative_tokens=3,
+            mean_acceptance_length=2.4,
+            measured_speedup=speedup,
+            speedup_definition="vanilla TPOT / speculative TPOT",
+        )  # fmt: skip
+        for batch, speedup in ((1, 1.8), (2, 1.75))
+    ]
+    result = fit_profile(public, rows, [])
+    assert "overlap" not in result.fitted
+    assert "no closer than the public value's prior" in result.kept["overlap"]
+    assert "head_pass_s" in result.fitted
 
 
 def test_point_uses_the_written_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

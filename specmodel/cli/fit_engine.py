@@ -56,6 +56,9 @@ def add_parser(sub: argparse._SubParsersAction, settings: Settings) -> None:
     fit.add_argument("--tensor-parallel", type=int, metavar="N", default=1, help="GPUs of the target (default: 1)")
     fit.add_argument("--num-speculative-tokens", type=int, metavar="K", default=None,
                      help="k of the speculative runs, where the files do not say it")  # fmt: skip
+    fit.add_argument("--mean-acceptance-length", type=float, metavar="M", default=None,
+                     help="mean acceptance length of speculative runs whose file does not report one (vLLM "
+                          "before its spec_decode_* fields): the server log's 'Mean acceptance length'")  # fmt: skip
 
 
 def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
@@ -69,6 +72,7 @@ def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
     deployment = Deployment(
         hardware=args.hardware, target=args.target, drafter=args.drafter,
         tensor_parallel=args.tensor_parallel, num_speculative_tokens=args.num_speculative_tokens,
+        mean_acceptance_length=args.mean_acceptance_length,
     )  # fmt: skip
     rows = paired_measurements(runs, deployment)
     drafter = args.drafter or next((r.method for r in rows), None) or "eagle"

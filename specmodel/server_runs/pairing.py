@@ -27,13 +27,17 @@ TPOT_DEFINITION = "vanilla TPOT / speculative TPOT"
 @dataclass(frozen=True)
 class Deployment:
     """What the files do not say: the accelerator and GPUs; the target (None: from the runs'
-    model name, by the catalogue), the drafter and k (None: from the runs, where they say)."""
+    model name, by the catalogue), the drafter and k (None: from the runs, where they say);
+    the mean acceptance length of speculative runs whose file does not report one (vLLM's
+    bench serve before its ``spec_decode_*`` fields: read it from the server's log or
+    metrics), None to require it from the files."""
 
     hardware: str
     target: str | None = None
     drafter: str | None = None
     tensor_parallel: int = 1
     num_speculative_tokens: int | None = None
+    mean_acceptance_length: float | None = None
 
 
 @dataclass(frozen=True)
@@ -127,10 +131,11 @@ def paired_measurements(runs: list[BenchRun], deployment: Deployment) -> list[Me
     out = [r.measurement for r in runs if r.measurement is not None]
     for run in (r for r in bench if r.speculative):
         batch = _concurrency(run)
-        if run.mean_acceptance_length is None:
+        if run.mean_acceptance_length is None and deployment.mean_acceptance_length is None:
             raise SpecModelError(
                 f"{run.where}: a speculative run without acceptance (spec_decode_acceptance_length / accept_length); "
-                "use a vLLM bench serve that reports it, or SGLang"
+                "give --mean-acceptance-length M from the server's log ('Mean acceptance length') or metrics, "
+                "or use a vLLM bench serve that reports it, or SGLang"
             )
         if batch not in plain:
             raise SpecModelError(f"{run.where}: no plain run at max_concurrency {batch} to pair it with")
@@ -148,12 +153,18 @@ def _measurement(run: BenchRun, batch: int, target: str, speedup: float, deploym
         raise SpecModelError(
             f"{run.where}: the file does not say num_speculative_tokens; give --num-speculative-tokens"
         )
+    length = run.mean_acceptance_length or deployment.mean_acceptance_length
+    if length is not None and not 1 < length <= k + 1:
+        raise SpecModelError(
+            f"{run.where}: --mean-acceptance-length {length:g} is not a mean acceptance length for "
+            f"num_speculative_tokens {k}: more than 1 and at most {k + 1}"
+        )
     return Measurement(
         source=_name(run), engine=run.engine, hardware=deployment.hardware, target=target, method=method,
         batch=batch, prompt_tokens=round(run.mean_prompt_tokens or 0),
         output_tokens=max(1, round(run.mean_output_tokens or 1)),
         num_speculative_tokens=k, tensor_parallel=deployment.tensor_parallel,
-        mean_acceptance_length=run.mean_acceptance_length, per_position_acceptance=run.per_position_acceptance,
+        mean_acceptance_length=length, per_position_acceptance=run.per_position_acceptance,
         measured_speedup=speedup, speedup_definition=TPOT_DEFINITION,
     )  # fmt: skip
 

@@ -1,0 +1,68 @@
+"""Issue 23's benchmark, held to its targets: every series of the brief's measurements taken
+at batch 1, 16, 64 and 128 (SpecDecode-Bench, arXiv:2601.11580, Fig. 1: 12 series of
+Llama-3.1-8B on one H100 and 6 of Llama-3-70B on four) is calibrated from its batch 1 and 16
+rows as ``specmodel fit-engine`` calibrates, and predicts 64 and 128. Targets: median error at
+most 6% and below the public profile's on the same rows. A target missed is marked
+``xfail(strict=True)``, so that it fails loudly once met.
+
+The copies in ``specmodel/data`` are the brief's files (``tests/test_fit_heldout.py`` checks
+the one-GPU copy against the checksum the fit recorded).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sitebuild.server_calibration import SeriesResult, all_series, median_errors
+from specmodel.measurements import MEASUREMENTS_FILE, MULTIGPU_MEASUREMENTS_FILE
+from specmodel.model.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def one_gpu() -> list[SeriesResult]:
+    return all_series([MEASUREMENTS_FILE], "vllm", Settings())
+
+
+@pytest.fixture(scope="module")
+def four_gpus() -> list[SeriesResult]:
+    return all_series([MULTIGPU_MEASUREMENTS_FILE], "vllm", Settings())
+
+
+def test_every_series_measured_at_the_four_batches_is_benchmarked(one_gpu, four_gpus) -> None:
+    assert len(one_gpu) == 12 and len(four_gpus) == 6
+    for result in one_gpu + four_gpus:
+        assert sorted(r.batch for r in result.members) == [1, 16, 64, 128]
+        assert len(result.fitted_errors) == len(result.public_errors) == 2
+
+
+def test_overall_median_is_at_most_6_percent_and_below_the_public_profile(one_gpu, four_gpus) -> None:
+    fitted, public = median_errors(one_gpu + four_gpus)
+    assert fitted <= 0.06, fitted
+    assert fitted < public, (fitted, public)
+
+
+def test_one_gpu_median_is_at_most_6_percent_and_below_the_public_profile(one_gpu) -> None:
+    fitted, public = median_errors(one_gpu)
+    assert fitted <= 0.06 and fitted < public, (fitted, public)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 23: on four GPUs the calibrated profile misses by 4.2% against the public profile's 3.4% "
+    "(no published acceptance: batch 1 sets it, so the calibration rests on the batch-16 row alone)",
+)
+def test_four_gpu_median_is_below_the_public_profile(four_gpus) -> None:
+    fitted, public = median_errors(four_gpus)
+    assert fitted <= 0.06 and fitted < public, (fitted, public)
+
+
+def test_a_series_the_rows_cannot_pin_keeps_the_public_profile(four_gpus) -> None:
+    """n-gram lookup on four GPUs, acceptance fitted at batch 1: the batch-16 row alone sets no
+    constant more closely than its prior, so the calibrated profile is the public one and the
+    two predict the same."""
+    ngram = [r for r in four_gpus if r.members[0].method == "ngram"]
+    assert ngram
+    for result in ngram:
+        assert result.fitted == {}
+        np.testing.assert_allclose(result.fitted_errors, result.public_errors, rtol=0, atol=1e-12)
