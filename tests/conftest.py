@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import settings
+
+from tests.static_server import serving
 
 # Property tests run the same examples on every machine (CI included) and are not timed:
 # performance is measured by the benchmarks, not by deadlines.
@@ -81,21 +80,11 @@ def built_site(tmp_path_factory, site_url) -> Path:
     return site
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="session")
 def site_server(built_site, site_url):
     """The built site served on localhost at its site_url; yields that URL."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", urlsplit(site_url).port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield site_url
-    server.shutdown()
-    server.server_close()
+    with serving(built_site, urlsplit(site_url).port):
+        yield site_url
 
 
 @pytest.fixture(scope="session")

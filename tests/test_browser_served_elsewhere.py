@@ -5,22 +5,16 @@ address included). Only the canonical links name site_url."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import socket
-import threading
 from urllib.parse import urlsplit
 
 import pytest
 
+from tests.static_server import serving
+
 pytestmark = pytest.mark.browser
 
 HOST = "localhost"  # the site is built for http://127.0.0.1:<port>/ (tests/conftest.py)
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +24,10 @@ def elsewhere(built_site, site_url):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     assert port != urlsplit(site_url).port
-    handler = functools.partial(_Quiet, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://{HOST}:{port}/"
     assert urlsplit(url).netloc != urlsplit(site_url).netloc
-    yield url
-    server.shutdown()
-    server.server_close()
+    with serving(built_site, port):
+        yield url
 
 
 @pytest.fixture

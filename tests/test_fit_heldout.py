@@ -147,3 +147,16 @@ def test_no_constant_with_a_relative_standard_error_above_half():
 
 def test_no_two_constants_correlated_beyond_0_9():
     assert FIT.largest_correlation is not None and abs(FIT.largest_correlation) <= 0.9
+
+
+def test_engines_toml_and_the_readme_are_what_make_fit_writes():
+    """``tools/fit_engine.py --check`` (the writer of engines.toml's [vllm] table and of the
+    README's held-out block) finds both as it would write them, the date of the fit aside."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # sitebuild is not installed
+    command = [sys.executable, str(ROOT / "tools" / "fit_engine.py"), "--check"]
+    out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

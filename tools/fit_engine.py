@@ -89,7 +89,7 @@ def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any]) -> str:
     dumped = fit_.model_dump()
     held = dumped.pop("held_out")
     for key, value in dumped.items():
-        if value is not None:
+        if value is not None and value not in ("", [], {}, ()):  # a user's fit's fields, empty here
             lines.append(f"{key} = {_toml_value(value)}")
     lines += ["", "[vllm.fit.held_out]", "# split = [median, p90, worst] of |predicted / measured - 1|"]
     lines += [f"{k} = {_toml_value(list(v))}" for k, v in held.items()]
