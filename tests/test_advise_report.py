@@ -3,8 +3,6 @@ the verdict, its reason and the figures' data, loading nothing when viewed."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from html.parser import HTMLParser
@@ -12,21 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from specmodel.cli import main
 from specmodel.cli.sweep import write_atomically
 from specmodel.vllm import report
+from tests.cli_runner import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"
 CONFIG = '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'
 ADVISE = ("advise", "--log", str(LOG), "--concurrency", "8", "--speculative-config", CONFIG)
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 class Page(HTMLParser):

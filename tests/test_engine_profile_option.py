@@ -4,8 +4,6 @@ numbers are the model's with that profile; a bad file is one line and exit statu
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
@@ -13,10 +11,10 @@ import pandas as pd
 import pytest
 
 from sitebuild.config import load_site_settings
-from specmodel.cli import main
 from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.profile_file import profile_text
 from specmodel.model.settings import Settings
+from tests.cli_runner import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"
@@ -34,14 +32,6 @@ def profile_file(tmp_path):
     path = tmp_path / "my-server.toml"
     path.write_text(profile_text(my_profile()))
     return path
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of ``specmodel argv`` run in-process."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_point_uses_the_profile_and_equals_the_model(profile_file):

@@ -18,6 +18,7 @@ from specmodel.model.evaluate import evaluate
 from specmodel.model.profile_file import load_profile
 from specmodel.model.settings import Settings
 from specmodel.server_runs import Deployment, load_runs, paired_measurements
+from tests.cli_runner import cli
 
 BENCH = Path(__file__).parent / "data" / "bench"
 FIXTURES = sorted(p for p in BENCH.iterdir() if p.suffix in (".json", ".jsonl"))
@@ -51,11 +52,6 @@ def test_pairing_gives_the_tpot_ratio() -> None:
     assert row.measured_speedup == pytest.approx(8.93 / 5.12)
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(argv)
-    return code, capsys.readouterr().err
-
-
 def _bad(tmp_path: Path, name: str, record: dict[str, object]) -> Path:
     path = tmp_path / name
     path.write_text(json.dumps(record))
@@ -63,7 +59,7 @@ def _bad(tmp_path: Path, name: str, record: dict[str, object]) -> Path:
 
 
 @pytest.mark.parametrize("case", ["not-a-result", "no-concurrency", "no-acceptance", "two-models", "plain-disagree"])
-def test_bad_input_is_one_line_exit_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_exit_2(case: str, tmp_path: Path) -> None:
     plain = json.loads((BENCH / "vllm-main-plain-c16.json").read_text())
     files = {
         "not-a-result": [_bad(tmp_path, "x.json", {"hello": 1})],
@@ -78,20 +74,16 @@ def test_bad_input_is_one_line_exit_2(case: str, tmp_path: Path, capsys: pytest.
             _bad(tmp_path, "r.json", {**plain, "mean_tpot_ms": 12.0}),
         ],
     }[case]
-    code, err = _run(
-        ["fit-engine", *map(str, files), "--hardware", "h100-sxm", "--out", str(tmp_path / "o.toml")], capsys
-    )
+    code, _, err = cli("fit-engine", *map(str, files), "--hardware", "h100-sxm", "--out", str(tmp_path / "o.toml"))
     assert code == 2 and err.count("\n") == 1 and err.startswith("specmodel: error:")
     assert any(f.name in err for f in files) or case == "two-models" and "Qwen" in err
     assert not (tmp_path / "o.toml").exists()
 
 
-def test_fit_engine_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_engine_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "mine.toml"
     files = [BENCH / "sglang-0.5.jsonl"]
-    code, err = _run(
-        ["fit-engine", *map(str, files), "--hardware", "h100-sxm", "--out", str(out), "--name", "lab"], capsys
-    )
+    code, _, err = cli("fit-engine", *map(str, files), "--hardware", "h100-sxm", "--out", str(out), "--name", "lab")
     assert code == 0, err
     assert "sequence_pass_s kept at the public value" in err and "one concurrency" in err
     profile = load_profile(out)
@@ -106,24 +98,24 @@ def test_fit_engine_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert float(ev.decode_speedup) == pytest.approx(8.71 / 5.08, rel=0.03)
 
 
-def test_a_run_without_acceptance_takes_the_one_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_without_acceptance_takes_the_one_given(tmp_path: Path) -> None:
     """vLLM 0.12's bench serve JSON has no spec_decode_* fields: the error names the option,
     and with it the same two files fit; a length outside (1, k + 1] is one line, exit 2."""
     files = [str(BENCH / "vllm-0.12-plain-c16.json"), str(BENCH / "vllm-0.12-spec-c16.json")]
     argv = ["fit-engine", *files, "--hardware", "h100-sxm", "--out", str(tmp_path / "o.toml")]
-    code, err = _run(argv, capsys)
+    code, _, err = cli(*argv)
     assert code == 2 and "--mean-acceptance-length" in err
     for bad in ("1", "9"):
-        code, err = _run([*argv, "--mean-acceptance-length", bad], capsys)
+        code, _, err = cli(*argv, "--mean-acceptance-length", bad)
         assert code == 2 and err.count("\n") == 1 and "at most 4" in err, err
     assert not (tmp_path / "o.toml").exists()
-    code, err = _run([*argv, "--mean-acceptance-length", "2.3"], capsys)
+    code, _, err = cli(*argv, "--mean-acceptance-length", "2.3")
     assert code == 0, err
     assert load_profile(tmp_path / "o.toml").fit is not None
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
-def test_out_special_refused(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_special_refused(kind: str, tmp_path: Path) -> None:
     out = tmp_path / "o.toml"
     if kind == "symlink":
         (tmp_path / "t").write_text("keep")
@@ -132,9 +124,7 @@ def test_out_special_refused(kind: str, tmp_path: Path, capsys: pytest.CaptureFi
         os.mkfifo(out)
     else:
         out.mkdir()
-    code, err = _run(
-        ["fit-engine", str(BENCH / "sglang-0.5.jsonl"), "--hardware", "h100-sxm", "--out", str(out)], capsys
-    )
+    code, _, err = cli("fit-engine", str(BENCH / "sglang-0.5.jsonl"), "--hardware", "h100-sxm", "--out", str(out))
     assert code == 2 and err.count("\n") == 1 and "--out" in err
     if kind == "symlink":
         assert (tmp_path / "t").read_text() == "keep"
@@ -198,7 +188,7 @@ def test_a_constant_the_rows_pin_no_closer_than_its_prior_stays_public() -> None
 def test_point_uses_the_written_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mine.toml"
     fit = ["fit-engine", str(BENCH / "sglang-0.5.jsonl"), "--hardware", "h100-sxm", "--out", str(out)]
-    code, err = _run(fit, capsys)
+    code, _, err = cli(*fit)
     assert code == 0, err
     argv = ["point", "--engine-profile", str(out), "--target", "llama-3.1-8b", "--hardware", "h100-sxm", "--json"]
     assert main([*argv, "--drafter", "eagle3", "--concurrency", "16"]) == 0

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from sitebuild.config import load_site_settings
-from specmodel.cli import main
 from specmodel.errors import SpecModelError
 from specmodel.vllm.counters import SpecDecodeCounters
+from tests.cli_runner import cli
 from tests.exposition import format_exposition
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,16 +29,6 @@ ADVISE = ["advise", "--concurrency", "8", "--drafter", "qwen3-0.6b"]
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    """``specmodel ARGS`` in process: (exit status, stdout, stderr)."""
-    try:
-        status = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def refused(status: int, err: str, *needles: str) -> None:
@@ -139,9 +129,9 @@ SPECULATIVE_CONFIGS = {
 
 
 @pytest.mark.parametrize("name", sorted(SPECULATIVE_CONFIGS))
-def test_a_hostile_speculative_config_is_one_line(capsys, name):
+def test_a_hostile_speculative_config_is_one_line(name):
     config, needle = SPECULATIVE_CONFIGS[name]
-    refused(*cli(capsys, "advise", "--log", LOG, "--concurrency", "8", "--speculative-config", config)[::2], needle)
+    refused(*cli("advise", "--log", LOG, "--concurrency", "8", "--speculative-config", config)[::2], needle)
 
 
 def test_a_5000_digit_speculative_config_is_refused_end_to_end():
@@ -181,11 +171,11 @@ for _label in ("٣", "３", "1_0", "+1", " 1", "01", "3 ", "-1"):
 
 
 @pytest.mark.parametrize("name", sorted(SCRAPES))
-def test_a_scrape_that_contradicts_itself_is_one_line(tmp_path, capsys, name):
+def test_a_scrape_that_contradicts_itself_is_one_line(tmp_path, name):
     text, needle = SCRAPES[name]
     path = scrape(tmp_path, text)
     for extra in ([], ["--json"]):
-        status, out, err = cli(capsys, *ADVISE, "--metrics", path, *extra)
+        status, out, err = cli(*ADVISE, "--metrics", path, *extra)
         refused(status, err, needle, "m.prom")
         assert out == ""
 
@@ -206,11 +196,11 @@ LOGS = {
 
 
 @pytest.mark.parametrize("name", sorted(LOGS))
-def test_a_hostile_log_is_one_line(tmp_path, capsys, name):
+def test_a_hostile_log_is_one_line(tmp_path, name):
     body, needle = LOGS[name]
     path = tmp_path / "vllm.log"
     path.write_text("INFO 09-09 11:51:35 [metrics.py:96] SpecDecoding metrics: " + body + "\n")
-    refused(*cli(capsys, *ADVISE, "--log", str(path), "--json")[::2], needle, "vllm.log")
+    refused(*cli(*ADVISE, "--log", str(path), "--json")[::2], needle, "vllm.log")
 
 
 def test_undefined_acceptance_is_refused_end_to_end_in_json(tmp_path):
@@ -242,26 +232,26 @@ def _two_models(first: str = "Qwen/Qwen3-8B", second: str = "other-model") -> st
     (_two_models(second="meta-llama/Llama-3.1-70B-Instruct"), ["--model-name", "meta-llama/Llama-3.1-70B-Instruct"],
      ("llama-3.1-70b", "qwen3-8b")),
 ])  # fmt: skip
-def test_a_scrape_of_another_model_is_refused(tmp_path, capsys, text, extra, needles):
-    refused(*cli(capsys, *ADVISE, "--metrics", scrape(tmp_path, text), *extra)[::2], *needles)
+def test_a_scrape_of_another_model_is_refused(tmp_path, text, extra, needles):
+    refused(*cli(*ADVISE, "--metrics", scrape(tmp_path, text), *extra)[::2], *needles)
 
 
-def test_model_name_chooses_one_model_of_a_scrape(tmp_path, capsys):
+def test_model_name_chooses_one_model_of_a_scrape(tmp_path):
     path = scrape(tmp_path, _two_models())
-    status, out, _ = cli(capsys, *ADVISE, "--metrics", path, "--model-name", "Qwen/Qwen3-8B", "--json")
+    status, out, _ = cli(*ADVISE, "--metrics", path, "--model-name", "Qwen/Qwen3-8B", "--json")
     assert status == 0 and strict(out)["measured"]["num_drafts"] == 100  # one model's, not the sum
-    status, out, _ = cli(capsys, *ADVISE, "--metrics", path, "--model-name", "other-model", "--json")
+    status, out, _ = cli(*ADVISE, "--metrics", path, "--model-name", "other-model", "--json")
     assert status == 0 and any("other-model" in note for note in strict(out)["notes"])
 
 
-def test_a_name_outside_the_catalogue_is_noted(tmp_path, capsys):
+def test_a_name_outside_the_catalogue_is_noted(tmp_path):
     path = scrape(tmp_path, format_exposition(GOOD, model_name='my-chat"model\\n'))
-    status, out, _ = cli(capsys, *ADVISE, "--metrics", path)
+    status, out, _ = cli(*ADVISE, "--metrics", path)
     assert status == 0 and "Note: the server's model_name" in out and "--target qwen3-8b" in out
 
 
-def test_model_name_with_a_log_is_refused(capsys):
-    refused(*cli(capsys, *ADVISE, "--log", LOG, "--model-name", "x")[::2], "--model-name", "--log")
+def test_model_name_with_a_log_is_refused():
+    refused(*cli(*ADVISE, "--log", LOG, "--model-name", "x")[::2], "--model-name", "--log")
 
 
 def test_two_models_are_refused_end_to_end(tmp_path):
@@ -297,8 +287,8 @@ BAD_NUMBERS = [
 
 
 @pytest.mark.parametrize(("args", "needle"), BAD_NUMBERS, ids=lambda a: " ".join(a)[:50] if isinstance(a, list) else "")
-def test_a_number_the_command_line_cannot_mean_is_one_line(capsys, args, needle):
-    refused(*cli(capsys, *args)[::2], needle)
+def test_a_number_the_command_line_cannot_mean_is_one_line(args, needle):
+    refused(*cli(*args)[::2], needle)
 
 
 def test_unicode_digits_are_refused_end_to_end():
@@ -310,10 +300,10 @@ def test_unicode_digits_are_refused_end_to_end():
 
 
 @pytest.mark.parametrize("option", ["--tensor-parallel", "--tree-topk", "--verify-tokens", "--draft-tensor-parallel"])
-def test_zero_is_refused_by_advise_as_by_point(capsys, option):
-    status, _, point_err = cli(capsys, "point", option, "0")
+def test_zero_is_refused_by_advise_as_by_point(option):
+    status, _, point_err = cli("point", option, "0")
     refused(status, point_err, " 0 is not allowed")
-    status, _, advise_err = cli(capsys, *ADVISE, "--log", LOG, option, "0")
+    status, _, advise_err = cli(*ADVISE, "--log", LOG, option, "0")
     refused(status, advise_err)
     assert advise_err == point_err
 
@@ -326,12 +316,12 @@ def test_zero_is_refused_by_advise_as_by_point(capsys, option):
     ["--concurrency", "8", "--drafter", "ngram", "--target", "llama-3.1-70b"],
     ["--concurrency", "64", "--context", "32000", "--drafter", "qwen3-0.6b"],
 ])  # fmt: skip
-def test_advise_says_a_deployment_does_not_fit(tmp_path, capsys, args):
+def test_advise_says_a_deployment_does_not_fit(tmp_path, args):
     model = "meta-llama/Llama-3.1-70B" if "llama-3.1-70b" in args else "Qwen/Qwen3-8B"
     path = scrape(tmp_path, format_exposition(GOOD, model_name=model))
-    status, out, _ = cli(capsys, "advise", "--metrics", path, *args)
+    status, out, _ = cli("advise", "--metrics", path, *args)
     assert status == 0 and "does not fit" in out and "Verdict: does-not-fit" in out and "keep" not in out
-    status, out, _ = cli(capsys, "advise", "--metrics", path, *args, "--json")
+    status, out, _ = cli("advise", "--metrics", path, *args, "--json")
     advice = strict(out)
     assert status == 0 and advice["fits"] is False and advice["verdict"] == "does-not-fit"
     assert advice["recommended_gamma"] is None and "does not fit" in advice["reason"]
@@ -343,8 +333,8 @@ def test_does_not_fit_end_to_end_is_strict_json(tmp_path):
     assert result.returncode == 0 and strict(result.stdout)["fits"] is False
 
 
-def test_advice_that_fits_is_strict_json_and_says_so(capsys):
-    status, out, _ = cli(capsys, *ADVISE, "--log", LOG, "--json")
+def test_advice_that_fits_is_strict_json_and_says_so():
+    status, out, _ = cli(*ADVISE, "--log", LOG, "--json")
     advice = strict(out)
     assert status == 0 and advice["fits"] is True and advice["verdict"] in ("keep", "lower-gamma", "off")
 
@@ -370,7 +360,7 @@ def test_json_output_never_holds_nan():
     (["advise", "--log", "/nonexistent/" + "d" * 5000 + "/vllm.log", "--concurrency", "8", "--drafter", "ngram"],
      "vllm.log", "d" * 200),
 ])  # fmt: skip
-def test_messages_are_short_and_sensible(capsys, args, needle, absent):
-    status, _, err = cli(capsys, *args)
+def test_messages_are_short_and_sensible(args, needle, absent):
+    status, _, err = cli(*args)
     refused(status, err, needle)
     assert absent not in err, err[:300]

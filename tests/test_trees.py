@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from specmodel import evaluate
-from specmodel.cli import main
 from specmodel.errors import SpecModelError
 from specmodel.model import trees
 from specmodel.model.drafters import drafter_of
@@ -19,6 +18,7 @@ from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture
 from specmodel.vllm.advise import predictions
 from specmodel.vllm.speculative_config import served_drafter_from_config, token_tree
+from tests.cli_runner import cli
 
 #: SGLang's own examples, (speculative_num_steps, speculative_eagle_topk, speculative_num_draft_tokens):
 #: docs/advanced_features/speculative_decoding.md and docs/backend/speculative_decoding.ipynb.
@@ -32,23 +32,13 @@ VLLM = {
 }
 
 
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    """``specmodel ARGS`` in process: (exit status, stdout, stderr)."""
-    try:
-        status = main(list(args))
-    except SystemExit as exc:
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def _sglang(steps: int, topk: int, tokens: int) -> tuple[str, ...]:
     return ("--drafter", "eagle", "--gamma", str(steps), "--tree-topk", str(topk), "--verify-tokens", str(tokens))
 
 
 @pytest.mark.parametrize(("steps", "topk", "tokens"), SGLANG)
-def test_every_sglang_example_is_accepted_by_point_and_evaluate(capsys, steps, topk, tokens):
-    status, out, err = cli(capsys, "point", *_sglang(steps, topk, tokens), "--json")
+def test_every_sglang_example_is_accepted_by_point_and_evaluate(steps, topk, tokens):
+    status, out, err = cli("point", *_sglang(steps, topk, tokens), "--json")
     assert status == 0, err
     values = json.loads(out)
     assert (values["tree_topk"], values["verify_tokens"]) == (topk, tokens)
@@ -57,32 +47,32 @@ def test_every_sglang_example_is_accepted_by_point_and_evaluate(capsys, steps, t
     assert float(ev.speedup) > 0
 
 
-def test_the_issue_tree_is_accepted(capsys):
-    status, _, err = cli(capsys, "point", *_sglang(5, 4, 22))
+def test_the_issue_tree_is_accepted():
+    status, _, err = cli("point", *_sglang(5, 4, 22))
     assert status == 0, err
 
 
 @pytest.mark.parametrize(("steps", "topk"), [(3, 4), (5, 8), (4, 2), (2, 3)])
-def test_the_bound_is_sglangs_candidate_pool(capsys, steps, topk):
+def test_the_bound_is_sglangs_candidate_pool(steps, topk):
     top = topk + (steps - 1) * topk**2 + 1
     assert int(trees.max_verify_tokens(topk, steps)) == top
     assert np.isfinite(float(evaluate(drafter="eagle", gamma=steps, tree_topk=topk, verify_tokens=top).speedup))
-    status, out, err = cli(capsys, "point", *_sglang(steps, topk, top + 1))
+    status, out, err = cli("point", *_sglang(steps, topk, top + 1))
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and f"at most tree_topk + (gamma - 1) tree_topk^2 + 1 = {top}" in err
 
 
 @pytest.mark.parametrize("tokens", [2, 3, 6])
-def test_a_chain_verifies_gamma_plus_one_and_says_sglang_adjusts_it(capsys, tokens):
-    status, _, err = cli(capsys, "point", *_sglang(4, 1, tokens))
+def test_a_chain_verifies_gamma_plus_one_and_says_sglang_adjusts_it(tokens):
+    status, _, err = cli("point", *_sglang(4, 1, tokens))
     assert status == 2 and err.count("\n") == 1
     assert "gamma + 1 = 5" in err and "SGLang adjusts speculative_num_draft_tokens" in err
     with pytest.raises(SpecModelError, match="a chain verifies gamma"):
         evaluate(drafter="eagle", gamma=4, tree_topk=1, verify_tokens=tokens)
 
 
-def test_help_names_the_engines_options(capsys):
-    _, out, _ = cli(capsys, "point", "--help")
+def test_help_names_the_engines_options():
+    _, out, _ = cli("point", "--help")
     flat = " ".join(out.split())
     for name in ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"):
         assert name in flat
@@ -151,10 +141,10 @@ def test_sglang_draft_passes_run_topk_positions(steps, topk, tokens):
 
 
 @pytest.mark.parametrize("mean", [1.8, 3.2, 4.9])
-def test_a_measured_mean_acceptance_length_is_a_trees_tokens_per_iteration(capsys, mean):
+def test_a_measured_mean_acceptance_length_is_a_trees_tokens_per_iteration(mean):
     ev = evaluate(drafter="eagle", gamma=5, tree_topk=4, verify_tokens=22, mean_acceptance_length=mean)
     assert float(ev.mean_acceptance_length) == pytest.approx(mean, rel=1e-9)
-    status, out, err = cli(capsys, "point", *_sglang(5, 4, 22), "--mean-acceptance-length", str(mean), "--json")
+    status, out, err = cli("point", *_sglang(5, 4, 22), "--mean-acceptance-length", str(mean), "--json")
     assert status == 0, err
     assert json.loads(out)["mean_acceptance_length"] == pytest.approx(mean, rel=1e-3)
 
