@@ -37,6 +37,7 @@ from sitebuild.engine_fit import (
 )
 from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.engines import FitProvenance
+from specmodel.model.profile_file import toml_value
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASUREMENTS = ROOT / "specmodel" / "data" / "measurements.csv"
@@ -66,15 +67,8 @@ def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> 
     )  # fmt: skip
 
 
-def _toml_value(value: Any) -> str:
-    """A TOML literal for a string, number, or list of either."""
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, tuple | list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
+#: Significant digits of the numbers written to engines.toml.
+SIGNIFICANT = 6
 
 
 def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any]) -> str:
@@ -82,17 +76,17 @@ def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any]) -> str:
     (``kept``), then [vllm.fit] and [vllm.fit.held_out]."""
     p = profile(list(result.values.values()), list(result.values))
     lines = ["[vllm]", f'name = "{p.name}"', f'description = "{p.description}"', f'batching = "{p.batching}"']
-    lines += [f"{k} = {float(v):.6g}" for k, v in result.values.items()]
-    lines += [f"{k} = {float(v):.6g}" for k, v in FIXED.items() if k not in result.values]
-    lines += [f"{k} = {_toml_value(v)}" for k, v in kept.items()]
+    lines += [f"{k} = {toml_value(float(v), SIGNIFICANT)}" for k, v in result.values.items()]
+    lines += [f"{k} = {toml_value(float(v), SIGNIFICANT)}" for k, v in FIXED.items() if k not in result.values]
+    lines += [f"{k} = {toml_value(v, SIGNIFICANT)}" for k, v in kept.items()]
     lines += ["", "[vllm.fit]"]
     dumped = fit_.model_dump()
     held = dumped.pop("held_out")
     for key, value in dumped.items():
         if value is not None and value not in ("", [], {}, ()):  # a user's fit's fields, empty here
-            lines.append(f"{key} = {_toml_value(value)}")
+            lines.append(f"{key} = {toml_value(value, SIGNIFICANT)}")
     lines += ["", "[vllm.fit.held_out]", "# split = [median, p90, worst] of |predicted / measured - 1|"]
-    lines += [f"{k} = {_toml_value(list(v))}" for k, v in held.items()]
+    lines += [f"{k} = {toml_value(list(v), SIGNIFICANT)}" for k, v in held.items()]
     return "\n".join(lines) + "\n"
 
 

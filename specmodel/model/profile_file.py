@@ -63,19 +63,24 @@ def _table(name: str, values: dict[str, Any]) -> list[str]:
     return lines
 
 
-def toml_value(value: Any) -> str:
+def toml_value(value: Any, significant: int | None = None) -> str:
     """A TOML literal for a string, a bool, a number (floats in their shortest exact form, so
-    a profile reads back equal; inf as ``inf``) or a list of these.
+    a profile reads back equal, or to ``significant`` digits where given; inf as ``inf``) or a
+    list of these.
 
     >>> toml_value(["a", 1, 0.1, float("inf"), True])
     '["a", 1, 0.1, inf, true]'
+    >>> toml_value([0.00132456789, 2.0], significant=3)
+    '[0.00132, 2]'
     """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, tuple | list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v, significant) for v in value) + "]"
     if isinstance(value, float):
-        return "inf" if value == float("inf") else ("-inf" if value == float("-inf") else repr(value))
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        return repr(value) if significant is None else f"{value:.{significant}g}"
     return str(value)
