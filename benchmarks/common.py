@@ -45,10 +45,20 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A file server that says nothing when the browser drops a connection it no longer needs
+    (a page left, a figure's data no longer wanted): that is the browser's right, not a fault."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def serve(site: Path, port: int, handler: type[http.server.SimpleHTTPRequestHandler] = _Quiet):
-    """The built site on http://127.0.0.1:<port>/ while the block runs, served by ``handler``."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(site)))
+    """The built site on http://127.0.0.1:<port>/ while the block runs, served by ``handler``
+    (the benchmarks' and the browser tests' server)."""
+    server = _QuietServer(("127.0.0.1", port), functools.partial(handler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{port}/"

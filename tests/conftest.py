@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import settings
 
-from tests.static_server import serving
+from benchmarks.common import free_port, serve
 
 # Property tests run the same examples on every machine (CI included) and are not timed:
 # performance is measured by the benchmarks, not by deadlines.
@@ -39,12 +38,6 @@ def root() -> Path:
     return ROOT
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def build_site(site_dir: Path, site_url: str = "http://127.0.0.1:8000/") -> subprocess.CompletedProcess:
     """build_figures.py, then ``mkdocs build --strict`` into ``site_dir`` for ``site_url``."""
     env = {
@@ -68,7 +61,7 @@ def build_site(site_dir: Path, site_url: str = "http://127.0.0.1:8000/") -> subp
 def site_url() -> str:
     """Where the test server will serve the site: the site is built for this address (its
     canonical links), though its own links are relative and work anywhere."""
-    return f"http://127.0.0.1:{_free_port()}/"
+    return f"http://127.0.0.1:{free_port()}/"
 
 
 @pytest.fixture(scope="session")
@@ -83,7 +76,7 @@ def built_site(tmp_path_factory, site_url) -> Path:
 @pytest.fixture(scope="session")
 def site_server(built_site, site_url):
     """The built site served on localhost at its site_url; yields that URL."""
-    with serving(built_site, urlsplit(site_url).port):
+    with serve(built_site, urlsplit(site_url).port):
         yield site_url
 
 

@@ -5,12 +5,11 @@ address included). Only the canonical links name site_url."""
 
 from __future__ import annotations
 
-import socket
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.static_server import serving
+from benchmarks.common import free_port, serve
 
 pytestmark = pytest.mark.browser
 
@@ -20,13 +19,11 @@ HOST = "localhost"  # the site is built for http://127.0.0.1:<port>/ (tests/conf
 @pytest.fixture(scope="module")
 def elsewhere(built_site, site_url):
     """The built site served at http://localhost:<another port>/; yields that URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     assert port != urlsplit(site_url).port
     url = f"http://{HOST}:{port}/"
     assert urlsplit(url).netloc != urlsplit(site_url).netloc
-    with serving(built_site, port):
+    with serve(built_site, port):
         yield url
 
 
