@@ -193,3 +193,19 @@ def test_point_uses_the_written_profile(tmp_path: Path, capsys: pytest.CaptureFi
     argv = ["point", "--engine-profile", str(out), "--target", "llama-3.1-8b", "--hardware", "h100-sxm", "--json"]
     assert main([*argv, "--drafter", "eagle3", "--concurrency", "16"]) == 0
     assert json.loads(capsys.readouterr().out)["engine"] == "my-server"
+
+
+def test_advise_bench_takes_the_acceptance_given_for_runs_without_one() -> None:
+    """``advise --bench`` pairs runs as ``fit-engine`` does: the option fills a speculative
+    run without acceptance; with a log it is refused, since the log carries its own."""
+    files = [str(BENCH / "vllm-0.12-plain-c16.json"), str(BENCH / "vllm-0.12-spec-c16.json")]
+    argv = ["advise", "--bench", *files, "--drafter", "eagle3", "--hardware", "h100-sxm"]
+    code, _, err = cli(*argv)
+    assert code == 2 and "--mean-acceptance-length" in err
+    code, out, err = cli(*argv, "--mean-acceptance-length", "2.3")
+    assert code == 0 and "measured 1.74x" in out, err
+    log = str(BENCH.parent / "vllm" / "v1-current.log")
+    code, _, err = cli(
+        "advise", "--log", log, "--concurrency", "8", "--drafter", "eagle3", "--mean-acceptance-length", "2.3"
+    )
+    assert code == 2 and "goes with --bench" in err

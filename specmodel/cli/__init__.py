@@ -119,6 +119,11 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         "--engine-profile) and the measured speedups are shown beside the predictions",
     )
     advise.add_argument(
+        "--mean-acceptance-length", type=float, metavar="M", default=None,
+        help="with --bench: mean acceptance length of speculative runs whose file does not report one (vLLM "
+             "before its spec_decode_* fields): the server log's 'Mean acceptance length'",
+    )  # fmt: skip
+    advise.add_argument(
         "--concurrency",
         type=int,
         default=None,

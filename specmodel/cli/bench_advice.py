@@ -49,7 +49,7 @@ def measured_rows(args: argparse.Namespace, drafter: str, gamma: int | None) -> 
     deployment = Deployment(
         hardware=args.hardware, target=args.target if "target" in given else None, drafter=drafter,
         tensor_parallel=1 if args.tensor_parallel is None else args.tensor_parallel, num_speculative_tokens=gamma,
-        mean_acceptance_length=getattr(args, "mean_acceptance_length", None),
+        mean_acceptance_length=args.mean_acceptance_length,
     )  # fmt: skip
     rows = paired_measurements(runs, deployment)
     if not rows:

@@ -111,6 +111,8 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
     served = _served(args)
     if args.bench is not None:
         return _advise_bench(args, settings, served)
+    if args.mean_acceptance_length is not None:
+        raise SpecModelError("--mean-acceptance-length goes with --bench (a log or a scrape carries its acceptance)")
     if args.concurrency is None:
         raise SpecModelError("--concurrency is required with --log or --metrics (the concurrency the server runs)")
     counters, source = _counters(args)
