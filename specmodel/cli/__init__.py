@@ -29,6 +29,7 @@ from specmodel.cli.options import (
     engine_profile_option,
     parallel_options,
     rates,
+    runs_acceptance_option,
     scenario_options,
     with_engine_profile,
 )
@@ -100,29 +101,8 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         description="Infer per-position acceptance from a vLLM log, a Prometheus scrape or benchmark results "
                     "(--bench), predict the speedup of each gamma at the given concurrency, and say whether to "
                     "keep, lower gamma, switch to a zero-cost drafter or turn speculation off.")  # fmt: skip
-    source = advise.add_mutually_exclusive_group(required=True)
-    source.add_argument("--log", type=Path, metavar="FILE", help="vLLM log holding 'SpecDecoding metrics:' lines")
-    source.add_argument(
-        "--metrics",
-        type=Path,
-        metavar="FILE",
-        help="Prometheus scrape of vLLM's /metrics (text exposition; several scrapes appended "
-        "give the increase between the first and the last)",
-    )
-    source.add_argument(
-        "--bench",
-        type=Path,
-        nargs="+",
-        metavar="FILE",
-        help="vllm bench serve --save-result JSON, SGLang bench_serving lines or a measurements CSV: plain and "
-        "speculative runs at the same --max-concurrency; the engine is calibrated to them (unless "
-        "--engine-profile) and the measured speedups are shown beside the predictions",
-    )
-    advise.add_argument(
-        "--mean-acceptance-length", type=float, metavar="M", default=None,
-        help="with --bench: mean acceptance length of speculative runs whose file does not report one (vLLM "
-             "before its spec_decode_* fields): the server log's 'Mean acceptance length'",
-    )  # fmt: skip
+    _advise_sources(advise)
+    runs_acceptance_option(advise, "with --bench: ")
     advise.add_argument(
         "--concurrency",
         type=int,
@@ -158,6 +138,28 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         default=None,
         help="also write the advice as a self-contained HTML page (figures of the speedup across concurrency "
         "and against gamma, the verdict), viewable offline",
+    )
+
+
+def _advise_sources(advise: Any) -> None:
+    """Where ``advise`` reads what the server measured: a log, a scrape or benchmark runs."""
+    source = advise.add_mutually_exclusive_group(required=True)
+    source.add_argument("--log", type=Path, metavar="FILE", help="vLLM log holding 'SpecDecoding metrics:' lines")
+    source.add_argument(
+        "--metrics",
+        type=Path,
+        metavar="FILE",
+        help="Prometheus scrape of vLLM's /metrics (text exposition; several scrapes appended "
+        "give the increase between the first and the last)",
+    )
+    source.add_argument(
+        "--bench",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="vllm bench serve --save-result JSON, SGLang bench_serving lines or a measurements CSV: plain and "
+        "speculative runs at the same --max-concurrency; the engine is calibrated to them (unless "
+        "--engine-profile) and the measured speedups are shown beside the predictions",
     )
 
 

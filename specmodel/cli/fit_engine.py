@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from specmodel.cli.options import deployment_options, drafter_option, name_text
+from specmodel.cli.options import deployment_options, drafter_option, name_text, runs_acceptance_option
 from specmodel.cli.sweep import _refuse_special
 from specmodel.engine_calibration import PRIOR_WIDTHS, SIGMA, CalibrationFit, fit_profile, timing_rows
 from specmodel.errors import SpecModelError
@@ -56,9 +56,7 @@ def add_parser(sub: argparse._SubParsersAction, settings: Settings) -> None:
     fit.add_argument("--tensor-parallel", type=int, metavar="N", default=1, help="GPUs of the target (default: 1)")
     fit.add_argument("--num-speculative-tokens", type=int, metavar="K", default=None,
                      help="k of the speculative runs, where the files do not say it")  # fmt: skip
-    fit.add_argument("--mean-acceptance-length", type=float, metavar="M", default=None,
-                     help="mean acceptance length of speculative runs whose file does not report one (vLLM "
-                          "before its spec_decode_* fields): the server log's 'Mean acceptance length'")  # fmt: skip
+    runs_acceptance_option(fit)
 
 
 def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:

@@ -186,6 +186,15 @@ def acceptance_options(parser: Any) -> None:
                              "gives M, said), with no tree reshaping")  # fmt: skip
 
 
+def runs_acceptance_option(parser: Any, scope: str = "") -> None:
+    """``--mean-acceptance-length M`` for benchmark runs whose file does not report one (vLLM's
+    bench serve before its ``spec_decode_*`` fields); ``scope`` prefixes the help."""
+    parser.add_argument("--mean-acceptance-length", type=float, metavar="M", default=None,
+                        help=f"{scope}mean acceptance length of speculative runs whose file does not report "
+                             "one (vLLM before its spec_decode_* fields): the server log's 'Mean acceptance "
+                             "length'")  # fmt: skip
+
+
 def engine_options(parser: Any, settings: Settings) -> None:
     parser.add_argument(
         "--engine",
