@@ -24,6 +24,7 @@ CONSTANTS = (
     ("overlap", "p", 1.0, "", "overlap exponent of memory and arithmetic"),
     ("compute_efficiency", r"\eta_{\text{flop}}", 1.0, "", "achievable share of peak FLOP/s"),
     ("ngram_matched_acceptance", "a_n", 1.0, "", "first-token acceptance of a matched n-gram lookup"),
+    ("token_budget", "C", 1.0, "tokens", "token budget per pass: a waiting prompt is prefilled whole up to it"),
 )
 
 
@@ -32,10 +33,11 @@ def _value(profile: EngineProfile, field: str, scale: float, settings: SiteSetti
     if field == "compute_efficiency" and value is None:
         value = settings.constants.COMPUTE_EFFICIENCY
     if value is None:
-        return "none (always drafts)" if field == "ngram_matched_acceptance" else "-"
+        empty = {"ngram_matched_acceptance": "none (always drafts)", "token_budget": "none (prefill spread evenly)"}
+        return empty.get(field, "-")
     if math.isinf(value):
         return "∞ (max)"
-    return f"{value * scale:.3g}"
+    return f"{value:d}" if isinstance(value, int) else f"{value * scale:.3g}"
 
 
 def engines(settings: SiteSettings) -> str:

@@ -121,22 +121,32 @@ def _held(split: str) -> tuple[float, float, float]:
     return FIT.held_out[split]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: leave one (source, workload) out misses by 7.0% (0.0702)")
+def test_leave_one_source_out_median_at_most_7_percent():
+    assert _held("leave_one_source_out")[0] <= 0.07
+
+
 def test_leave_one_workload_out_median_at_most_7_percent():
     assert _held("leave_one_workload_out")[0] <= 0.07
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: fit on batch <= 16 predicts 64/128 at 9.0% median")
 def test_small_batch_fit_predicts_64_and_128_at_median_at_most_8_percent():
     assert _held("small_to_large")[0] <= 0.08
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: in sample 7.2% median with four fitted constants")
+IN_SAMPLE_MISS = (
+    "issue 22: the brief's rows differ at batch 1 where no engine constant can tell them apart (the same "
+    "EAGLE drafter, gamma and acceptance give cost ratios of 1.19 to 1.61 across SpecDecode-Bench's "
+    "workloads), and vLLM issue #20780's EAGLE-3 rows ask for 0.5 ms more per draft step than any "
+    "constant that carries to the other source"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=IN_SAMPLE_MISS)
 def test_in_sample_median_at_most_6_percent():
     assert _held("in_sample")[0] <= 0.06
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: one head step time; the issue's EAGLE-3 rows miss by up to 25%")
+@pytest.mark.xfail(strict=True, reason=IN_SAMPLE_MISS)
 def test_in_sample_p90_at_most_15_percent():
     assert _held("in_sample")[1] <= 0.15
 
@@ -160,3 +170,38 @@ def test_engines_toml_and_the_readme_are_what_make_fit_writes():
     command = [sys.executable, str(ROOT / "tools" / "fit_engine.py"), "--check"]
     out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_the_targets_are_read_as_the_issue_sets_them():
+    assert engine_fit.TARGETS == {
+        "leave_one_source_out": {"median": 0.07},
+        "leave_one_workload_out": {"median": 0.07},
+        "small_to_large": {"median": 0.08},
+        "in_sample": {"median": 0.06, "p90": 0.15},
+    }
+    assert engine_fit.met("leave_one_source_out", (0.07, 0.5, 0.9))
+    assert not engine_fit.met("in_sample", (0.05, 0.151, 0.2))
+
+
+def test_the_validation_pages_claims_say_what_the_fit_gives():
+    """The page's sentences on the targets and on which way a small-batch fit errs are the
+    recorded errors' and a fresh small-to-large fit's, not typed."""
+    from sitebuild.claims import validation as page
+    from sitebuild.config import SiteSettings
+
+    settings = SiteSettings()
+    targets = page.fidelity_targets(settings)
+    held = all(engine_fit.met(s, FIT.held_out[s]) for s in engine_fit.TARGETS if s != "in_sample")
+    inside = engine_fit.met("in_sample", FIT.held_out["in_sample"])
+    assert targets.outcome == f"{'met' if held else 'missed'}:{'met' if inside else 'missed'}"
+    mean = float(engine_fit.small_to_large(load_measurements(MEASUREMENTS_FILE), engine_fit.FITTED).mean())
+    expected = "optimistic" if mean > 0.03 else "pessimistic" if mean < -0.03 else "both_ways"
+    said = page.small_batch_fit(settings)
+    small = engine_fit.fit([r for r in load_measurements(MEASUREMENTS_FILE) if r.batch <= 16])
+    at_bound = small.values["overlap"] > 0.99 * engine_fit.PARAMETERS["overlap"][2]
+    even = engine_fit.small_to_large_fit(load_measurements(MEASUREMENTS_FILE), engine_fit.FITTED,
+                                         fixed={"token_budget": None})[1]  # fmt: skip
+    lumpy = engine_fit.small_to_large(load_measurements(MEASUREMENTS_FILE), engine_fit.FITTED)
+    better = "better" if np.median(np.abs(lumpy)) < np.median(np.abs(even)) else "worse"
+    assert said.outcome == f"{expected}:{better}:{'bound' if at_bound else 'inside'}"
+    assert said.values["mean"].value == pytest.approx(mean)

@@ -96,18 +96,28 @@ def test_the_throughput_speedup_is_a_mediant_of_decode_and_prefill(monkeypatch, 
     assert np.all(thr[wins] <= dec[wins] * (1 + tol))  # decode >= throughput where speculation wins
 
 
-def test_at_long_context_the_throughput_speedup_tends_to_one_while_decode_stays():
+def test_at_long_context_the_throughput_speedup_tends_to_one_while_decode_stays(monkeypatch):
     """Llama-3.1-8B with an EAGLE head under the fitted engine, 2k to 128k tokens of prompt: the
-    gain in output throughput shrinks towards even (the prefill's ratio, about 1), the gain per
-    output token does not shrink (bounds loose enough to hold across refits of the profile)."""
+    prefill takes a growing share of the wall time, so the gain in output throughput shrinks
+    towards the prefill's ratio (about 1), bounded by ``(decode - 1)(1 - share)`` (the mediant
+    of the two ratios, the prefill costing speculation at least as much), while the gain per
+    output token does not shrink. With sixteen requests it is within 5% of even at 128k. At one
+    request a prompt's prefill and its decode take turns (no other sequence decodes while vLLM
+    prefills the prompt in chunks of its token budget), so there the gain shrinks only as fast
+    as the prefill's share grows (bounds loose enough to hold across refits of the profile)."""
     context = np.array([2048, 8192, 32768, 65536, 128000])
     for concurrency in (1, 16):
-        ev = evaluate(engine="vllm", target="llama-3.1-8b", drafter="eagle", concurrency=concurrency, context=context)
-        gap = np.abs(ev.throughput_speedup - 1)
-        assert np.all(np.diff(gap[:4]) < 0) and gap[-1] < 0.05 and gap[-1] < gap[0] / 10, gap
-        decode = ev.decode_speedup
+        ev, t = _timed(monkeypatch, engine="vllm", target="llama-3.1-8b", drafter="eagle", concurrency=concurrency,
+                       context=context)  # fmt: skip
+        share = (t.spec_seconds - t.spec_decode_seconds) / t.spec_seconds
+        assert np.all(np.diff(share) > 0) and share[-1] > 0.5, share
+        gap, decode = np.abs(ev.throughput_speedup - 1), ev.decode_speedup
+        assert np.all(np.diff(gap) < 0), gap
+        assert np.all(gap <= (decode - 1) * (1 - share) * (1 + 1e-12)), (gap, decode, share)
         assert np.all(decode > 1.5) and np.all(np.diff(decode) > 0), decode
         assert np.all(decode >= ev.throughput_speedup)
+        if concurrency == 16:
+            assert gap[-1] < 0.05 and gap[-1] < gap[0] / 10, gap
 
 
 def _long_context(row: Measurement, definition: str) -> Measurement:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sitebuild import engine_fit
 from sitebuild.config import SiteSettings
 from sitebuild.figures_data import validation
 from sitebuild.numbers.common import one
@@ -57,6 +58,11 @@ def numbers(settings: SiteSettings) -> dict[str, Number]:
     p = settings.engines["vllm"]
     n["vllm_head_pass_ms"] = plain(p.head_pass_s * 1e3)
     n.update(held_out_numbers(p))
+    steps = engine_fit.eagle3_step_by_source(load_measurements(MEASUREMENTS))
+    for short, source in (("issue", "vllm-project/vllm issue #20780"), ("bench", "SpecDecode-Bench")):
+        head, fused = steps[source]
+        n[f"vllm_eagle3_step_{short}_ms"] = plain(fused * 1e3)
+        n[f"vllm_eagle_step_{short}_ms"] = plain(head * 1e3)
     plain_step = 1.0 / float(one(settings, context=76, generated_tokens=210, target="llama-3.1-8b",
                                  drafter="eagle", engine="vllm").base_tokens_per_s)  # fmt: skip
     n["vllm_plain_step_ms"] = plain(plain_step * 1e3)

@@ -16,6 +16,9 @@ real engine (``vllm``) adds, with few constants each with a physical meaning:
 * its own achievable share of peak FLOP/s;
 * the kernel that runs a mixture-of-experts layer, whose measured efficiency at the tokens
   each expert receives prices the routed expert FLOPs (:mod:`specmodel.model.kernels`);
+* the scheduler's token budget per pass, which decides how the prefill of the prompts that
+  refill a steady batch lands on its passes: a whole prompt now and then, not a thin slice
+  in every pass (:mod:`specmodel.model.prefill`);
 * the n-gram lookup's match rate: vLLM drafts only when the lookup finds a match, and a pass
   with nothing to verify is a plain step (:func:`ngram_match_rate`).
 
@@ -85,6 +88,9 @@ class EngineProfile(BaseModel):
     overlap: float = Field(ge=1)
     compute_efficiency: float | None = Field(None, gt=0, le=1)
     ngram_matched_acceptance: float | None = Field(None, gt=0, le=1)
+    #: tokens one pass may schedule, decode and prefill (vLLM's ``max_num_batched_tokens``); a
+    #: waiting prompt is prefilled whole up to what it leaves (None: prefill spread evenly)
+    token_budget: int | None = Field(None, ge=1)
     #: grouped-GEMM kernel family of data/kernels.toml pricing routed expert FLOPs (None: at compute_efficiency)
     moe_kernel: str | None = None
     fit: FitProvenance | None = None

@@ -222,6 +222,7 @@ def _evaluate(
         lookup=lookup,
         iteration=pairs.column(lambda e, d: e.iteration_s),
         overlap=pairs.column(lambda e, d: e.overlap),
+        token_budget=pairs.column(lambda e, d: np.nan if e.token_budget is None else float(e.token_budget)),
     )
     eta = pairs.column(lambda e, d: e.compute_efficiency_or(c.COMPUTE_EFFICIENCY))
     kernel = np.array([e.moe_kernel or "" for e in pairs.engines])[pairs.index]  # grouped-GEMM curves

@@ -13,7 +13,9 @@ E[X] tokens each, so B G tokens take ``(G / E[X]) t_iter`` with
 ``t_iter = t_i + t_0 + B t_s + t_verify + gamma (t_d + t_draft) + B t_n``, and plain decoding
 takes ``G (t_0 + B t_s + t_plain)``. Finished sequences are replaced by new ones whose prompts are
 prefilled in the same passes (chunked prefill): T / G prompt tokens per generated token,
-which add arithmetic (at the prompt's mean KV length T / 2) but no weight reads.
+which add arithmetic (at the prompt's mean KV length T / 2) but no weight reads, spread evenly
+over the passes or, under an engine with a token budget per pass, a whole chunk of a prompt in
+a few of them (:mod:`specmodel.model.prefill`).
 
 Two times per run, hence two speedups (:class:`specmodel.model.evaluation.Evaluation`): the
 wall clock with that prefill (what output throughput measures: ``spec_seconds``,
@@ -30,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from specmodel.model import cohort
+from specmodel.model import cohort, prefill
 from specmodel.model.passes import PassPrice
 from specmodel.model.roofline import combined_time
 from specmodel.model.types import BoolArray, FloatArray, IntArray, Numeric
@@ -46,6 +48,7 @@ class EngineTerms:
     lookup: FloatArray  #: t_n per sequence per iteration of a drafter that drafts by lookup (0 for the others)
     iteration: FloatArray  #: t_i per speculative iteration
     overlap: FloatArray  #: p of the memory/arithmetic combination (inf: max)
+    token_budget: FloatArray  #: tokens a pass may schedule, prefill included (NaN: prefill spread evenly)
 
     def take(self, rows: BoolArray | slice) -> EngineTerms:
         """The terms of the scenarios ``rows`` selects."""
@@ -221,6 +224,27 @@ def cohort_timing(
     return Timing(spec_time, base_time, spec_time, base_time, draft_time, iterations, spec_parts, base_parts)
 
 
+def _pass_with_prefill(
+    price: PassPrice,
+    terms: EngineTerms,
+    batch: FloatArray,
+    tokens_per_pass: Numeric,
+    generated_tokens: int,
+    prompt_tokens_per_output: FloatArray,
+    prefill_flops_per_token: FloatArray,
+) -> FloatArray:
+    """Mean time of a pass of ``price`` in a steady batch, with the prefill of the prompts that
+    replace the sequences finishing at ``tokens_per_pass`` tokens each per pass, landing on the
+    passes as the engine's scheduler puts it there (:mod:`specmodel.model.prefill`)."""
+    prompt_tokens = prompt_tokens_per_output * generated_tokens
+    prompts = prefill.prompts_per_pass(batch, tokens_per_pass, generated_tokens)
+    chunk = prefill.prefill_chunk(prompt_tokens, terms.token_budget, np.multiply(batch, price.positions))
+    return prefill.mean_pass_time(
+        lambda flops: price.engine_time(batch, terms.overlap, flops), prompts, prompt_tokens, prefill_flops_per_token,
+        chunk,
+    )  # fmt: skip
+
+
 def steady_timing(
     passes: Passes,
     terms: EngineTerms,
@@ -235,10 +259,11 @@ def steady_timing(
     prompts that replace finished sequences (``prompt_tokens_per_output`` T / G of them per
     output token, ``prefill_flops_per_token`` FLOPs each, spread over the passes in proportion
     to the tokens each pass outputs) and seconds of the decode alone (the same passes without it)."""
-    plain_prefill = batch * prompt_tokens_per_output * prefill_flops_per_token
     fixed = terms.target_pass + terms.sequence_pass * batch
-    plain_pass = passes.plain.engine_time(batch, terms.overlap, plain_prefill)
-    verify_pass = passes.verify.engine_time(batch, terms.overlap, plain_prefill * tokens_per_iteration)
+    plain_pass = _pass_with_prefill(passes.plain, terms, batch, 1.0, generated_tokens,
+                                    prompt_tokens_per_output, prefill_flops_per_token)  # fmt: skip
+    verify_pass = _pass_with_prefill(passes.verify, terms, batch, tokens_per_iteration, generated_tokens,
+                                     prompt_tokens_per_output, prefill_flops_per_token)  # fmt: skip
     plain_decode = passes.plain.engine_time(batch, terms.overlap)
     verify_decode = passes.verify.engine_time(batch, terms.overlap)
     draft_pass = passes.draft.engine_time(batch, terms.overlap)

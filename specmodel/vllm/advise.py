@@ -167,7 +167,7 @@ def advise(
     (4, 'keep')
     >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=64, served=drafter, engine="vllm")
     >>> a.recommended_gamma, a.verdict
-    (0, 'off')
+    (1, 'lower-gamma')
     """
     settings = settings or Settings()
     hardware = hardware or settings.deployment.hardware
