@@ -74,8 +74,8 @@ def fitted(settings: SiteSettings, engine: str = ENGINE) -> list[FittedSeries]:
 
 
 def dataset(row: Measurement) -> str:
-    """The benchmark a measurement ran (``GSM8K``, ``ShareGPT``), from its notes."""
-    found = re.search(r"dataset (\w+)", row.notes)
+    """The benchmark a measurement ran (``GSM8K``, ``CNN/DailyMail``), from its notes."""
+    found = re.search(r"dataset ([\w/]+)", row.notes)
     return found.group(1) if found else row.source
 
 

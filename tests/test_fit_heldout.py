@@ -205,3 +205,22 @@ def test_the_validation_pages_claims_say_what_the_fit_gives():
     better = "better" if np.median(np.abs(lumpy)) < np.median(np.abs(even)) else "worse"
     assert said.outcome == f"{expected}:{better}:{'bound' if at_bound else 'inside'}"
     assert said.values["mean"].value == pytest.approx(mean)
+
+
+def test_the_dataset_sentence_names_the_datasets_the_profile_misses_most_either_way():
+    from sitebuild.claims import validation as page
+    from sitebuild.config import SiteSettings
+
+    rows = load_measurements(MEASUREMENTS_FILE)
+    errors = predict(rows, "vllm") / np.array([r.measured_speedup for r in rows]) - 1
+    by: dict[str, list[float]] = {}
+    for r, e in zip(rows, errors, strict=True):
+        if r.method in ("eagle", "eagle3") and r.source.startswith("SpecDecode-Bench"):
+            by.setdefault(r.notes.split(";")[0].removeprefix("dataset "), []).append(float(e))
+    low = min(by, key=lambda d: np.mean(by[d]))
+    high = max(by, key=lambda d: np.mean(by[d]))
+    said = page.dataset_spread(SiteSettings())
+    assert said.values["low"].text == low and said.values["high"].text == high
+    assert (
+        said.outcome == f"{'all_under' if max(by[low]) < 0 else 'mixed'}:{'all_over' if min(by[high]) > 0 else 'mixed'}"
+    )
