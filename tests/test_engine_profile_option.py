@@ -156,3 +156,40 @@ def test_the_benchmark_and_the_pages_use_one_calibration():
     """bench_calibrate_server.py prints what the pages quote: both call sitebuild.server_calibration."""
     bench = (ROOT / "benchmarks" / "bench_calibrate_server.py").read_text()
     assert "from sitebuild.server_calibration import" in bench and "fit_profile" not in bench
+
+
+POINT = ["point", "--engine", "vllm", "--target", "llama-3.1-8b", "--drafter", "eagle", "--concurrency", "128",
+         "--context", "838", "--generated-tokens", "322", "--mean-acceptance-length", "2.3", "--json"]  # fmt: skip
+
+
+def test_max_num_batched_tokens_sets_the_budget_and_equals_the_model():
+    """A server with a smaller token budget prefills prompts in smaller chunks: the numbers are
+    the model's with that budget, the decode-only speedup (no prefill) is untouched."""
+    status, out, err = cli(*POINT, "--max-num-batched-tokens", "512")
+    assert status == 0, err
+    small = json.loads(out)
+    public = Settings().engine("vllm")
+    settings = Settings().with_engine(public.model_copy(update={"token_budget": 512}))
+    ev = evaluate(engine="vllm", target="llama-3.1-8b", drafter="eagle", concurrency=128, context=838,
+                  generated_tokens=322, mean_acceptance_length=2.3, settings=settings)  # fmt: skip
+    assert small["throughput_speedup"] == pytest.approx(float(ev.throughput_speedup), rel=1e-9)
+    status, out, _ = cli(*POINT)
+    default = json.loads(out)
+    assert small["throughput_speedup"] != pytest.approx(default["throughput_speedup"], rel=1e-3)
+    assert small["decode_speedup"] == pytest.approx(default["decode_speedup"], rel=1e-12)
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_a_budget_below_one_token_is_one_line_and_status_2(value):
+    status, out, err = cli(*POINT, "--max-num-batched-tokens", value)
+    assert status == 2 and not out and "--max-num-batched-tokens must be at least 1" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_the_budget_reaches_a_profile_file_too(profile_file):
+    status, out, err = cli("point", "--engine-profile", str(profile_file), "--concurrency", "64", "--context", "2048",
+                           "--batching", "steady", "--json", "--max-num-batched-tokens", "1024")  # fmt: skip
+    assert status == 0, err
+    settings = Settings().with_engine(my_profile().model_copy(update={"token_budget": 1024}))
+    ev = evaluate(engine="my-server", concurrency=64, context=2048, batching="steady", settings=settings)
+    assert json.loads(out)["throughput_speedup"] == pytest.approx(float(ev.throughput_speedup), rel=1e-9)

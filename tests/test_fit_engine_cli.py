@@ -209,3 +209,13 @@ def test_advise_bench_takes_the_acceptance_given_for_runs_without_one() -> None:
         "advise", "--log", log, "--concurrency", "8", "--drafter", "eagle3", "--mean-acceptance-length", "2.3"
     )
     assert code == 2 and "goes with --bench" in err
+
+
+def test_the_servers_token_budget_is_fitted_with_and_written(tmp_path: Path) -> None:
+    """``--max-num-batched-tokens``: the runs are priced with the server's budget, and the
+    profile written carries it."""
+    out = tmp_path / "mine.toml"
+    code, _, err = cli("fit-engine", str(BENCH / "sglang-0.5.jsonl"), "--hardware", "h100-sxm", "--out", str(out),
+                       "--max-num-batched-tokens", "2048")  # fmt: skip
+    assert code == 0, err
+    assert load_profile(out).token_budget == 2048

@@ -17,7 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from specmodel.cli.options import deployment_options, drafter_option, name_text, runs_acceptance_option
+from specmodel.cli.options import (
+    deployment_options,
+    drafter_option,
+    name_text,
+    runs_acceptance_option,
+    token_budget_option,
+)
 from specmodel.cli.sweep import _refuse_special
 from specmodel.engine_calibration import PRIOR_WIDTHS, SIGMA, CalibrationFit, fit_profile, timing_rows
 from specmodel.errors import SpecModelError
@@ -54,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction, settings: Settings) -> None:
     deployment_options(fit, settings)
     fit.set_defaults(target=None)
     fit.add_argument("--tensor-parallel", type=int, metavar="N", default=1, help="GPUs of the target (default: 1)")
+    token_budget_option(fit)
     fit.add_argument("--num-speculative-tokens", type=int, metavar="K", default=None,
                      help="k of the speculative runs, where the files do not say it")  # fmt: skip
     runs_acceptance_option(fit)

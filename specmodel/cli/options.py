@@ -222,7 +222,8 @@ def engine_options(parser: Any, settings: Settings) -> None:
 
 
 def engine_profile_option(parser: Any) -> None:
-    """``--engine-profile PROFILE.toml``: an engine profile of one's own (``fit-engine`` writes one)."""
+    """``--engine-profile PROFILE.toml``: an engine profile of one's own (``fit-engine`` writes
+    one); and the server's token budget (:func:`token_budget_option`)."""
     parser.add_argument(
         "--engine-profile",
         type=Path,
@@ -231,16 +232,43 @@ def engine_profile_option(parser: Any) -> None:
         help="engine profile file (one [KEY] table, as specmodel fit-engine writes): added to the engines "
         "and made the engine; --engine may repeat its key, and naming another engine is an error",
     )
+    token_budget_option(parser)
+
+
+def token_budget_option(parser: Any) -> None:
+    """``--max-num-batched-tokens N``: the server's token budget per pass, for every engine."""
+    parser.add_argument(
+        "--max-num-batched-tokens",
+        type=whole_number,
+        metavar="N",
+        default=None,
+        help="the server's --max-num-batched-tokens, the tokens one pass may schedule: it sets how the prompts "
+        "of new requests land on the decode passes of a steady batch (default: the engine profile's "
+        "token_budget; vllm: 8192, vLLM's default on a GPU of 70 GiB or more)",
+    )
+
+
+def with_token_budget(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings with every engine's ``token_budget`` set to ``--max-num-batched-tokens``;
+    unchanged when the option was not given."""
+    budget = getattr(args, "max_num_batched_tokens", None)
+    if budget is None:
+        return settings
+    if budget < 1:
+        raise SpecModelError(f"--max-num-batched-tokens must be at least 1 token per pass, not {budget}")
+    engines = {k: p.model_copy(update={"token_budget": budget}) for k, p in settings.engines.items()}
+    return settings.model_copy(update={"engines": engines})
 
 
 def with_engine_profile(args: argparse.Namespace, settings: Settings) -> Settings:
     """The settings with ``--engine-profile``'s profile added as an engine of its key, and
     ``args.engine`` set to that key; unchanged when the option was not given. An ``--engine``
     naming another engine contradicts the file, and is refused rather than one silently
-    winning."""
+    winning. ``--max-num-batched-tokens`` then sets every engine's token budget, the file's
+    included."""
     path = getattr(args, "engine_profile", None)
     if path is None:
-        return settings
+        return with_token_budget(args, settings)
     from specmodel.model.profile_file import load_profile
 
     profile = load_profile(path, "--engine-profile")
@@ -250,7 +278,7 @@ def with_engine_profile(args: argparse.Namespace, settings: Settings) -> Setting
             f"{profile.key!r}; give --engine {profile.key} or leave --engine out"
         )
     args.engine = profile.key
-    return settings.with_engine(profile)
+    return with_token_budget(args, settings.with_engine(profile))
 
 
 def parallel_options(parser: Any, grid: bool = False) -> None:
