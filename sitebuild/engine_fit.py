@@ -68,7 +68,8 @@ NOT_FITTED = (
     "these rows); fused_head_pass_s unset (each source fitted alone asks for a "
     "slower EAGLE-3 step, by amounts that differ severalfold: engine_fit.eagle3_step_by_source); "
     "draft_model_pass_s unset (a draft model's pass pays the target's fixed time: it runs through the same "
-    "engine); token_budget = 8192, vLLM's default max_num_batched_tokens on an H100 (vllm/engine/arg_utils.py)"
+    f"engine); token_budget = {FIXED['token_budget']}, vLLM's default max_num_batched_tokens on an H100 "
+    "(vllm/engine/arg_utils.py)"
 )
 #: Plain decode step (TPOT) of Llama-3.1-8B, batch 1, H100: vLLM issue #20780.
 ANCHOR_SECONDS = 7.07e-3

@@ -77,8 +77,7 @@ def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any]) -> str:
     p = profile(list(result.values.values()), list(result.values))
     lines = ["[vllm]", f'name = "{p.name}"', f'description = "{p.description}"', f'batching = "{p.batching}"']
     lines += [f"{k} = {toml_value(float(v), SIGNIFICANT)}" for k, v in result.values.items()]
-    fixed = {k: v if isinstance(v, int) else float(v) for k, v in FIXED.items() if k not in result.values}
-    lines += [f"{k} = {toml_value(v, SIGNIFICANT)}" for k, v in fixed.items()]
+    lines += [f"{k} = {toml_value(v, SIGNIFICANT)}" for k, v in FIXED.items() if k not in result.values]
     lines += [f"{k} = {toml_value(v, SIGNIFICANT)}" for k, v in kept.items()]
     lines += ["", "[vllm.fit]"]
     dumped = fit_.model_dump()

@@ -244,7 +244,7 @@ def token_budget_option(parser: Any) -> None:
         default=None,
         help="the server's --max-num-batched-tokens, the tokens one pass may schedule: it sets how the prompts "
         "of new requests land on the decode passes of a steady batch (default: the engine profile's "
-        "token_budget; vllm: 8192, vLLM's default on a GPU of 70 GiB or more)",
+        "token_budget; the vllm profile's is vLLM's default on a GPU of 70 GiB or more)",
     )
 
 
