@@ -3,10 +3,11 @@
 Held out first (:mod:`sitebuild.engine_fit`): the vllm profile refitted without the rows it
 predicts: leave one (source, workload) out, leave one source out, fit on batch <= 16
 predicting 64 and 128; then in sample; with each fitted constant's relative standard error
-and their correlations. Targets (issue 22, ``sitebuild.engine_fit.TARGETS``): leave-one-source-out and
-leave-one-(source, workload)-out median <= 7%, small-to-large median
-<= 8%, in sample median <= 6% and p90 <= 15%; no relative SE above 50%, no |correlation|
-above 0.9.
+and their correlations; then what a step time of EAGLE-3's own would trade, held near the
+other heads' by a prior of each width (:mod:`sitebuild.engine_tradeoff`). Targets (issue 22,
+``sitebuild.engine_fit.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
+median <= 7%, small-to-large median <= 8%, in sample median <= 6% and p90 <= 15%; no
+relative SE above 50%, no |correlation| above 0.9.
 
 One GPU (specmodel/data/measurements.csv): for each engine, the median, 90th-percentile and
 worst absolute relative error of the predicted speedup, with the acceptance each run
@@ -27,6 +28,7 @@ import numpy as np
 
 from sitebuild.engine_fit import TARGETS as HELD_OUT_TARGETS
 from sitebuild.engine_fit import fit, held_out, identifiability
+from sitebuild.engine_tradeoff import SPLITS, tradeoffs, width_label
 from specmodel.acceptance_fit import fit_series, held_out_errors
 from specmodel.measurements import (
     MEASUREMENTS_FILE,
@@ -114,8 +116,20 @@ def held_out_errors_vllm() -> None:
     print(f"  largest |correlation| {abs(largest):.2f} ({first}/{second}; <= {MAX_CORRELATION}: {verdict})")
 
 
+def eagle3_tradeoff() -> None:
+    """EAGLE-3's own step time held near the head's by a prior of each width: what each meets."""
+    rows = tuple(load_measurements(MEASUREMENTS_FILE))
+    print("EAGLE-3's own step time t_h3, held near t_h by the prior log(t_h3 / t_h) / w (w = 0: the profile)")
+    for r in tradeoffs(rows):
+        splits = "; ".join(
+            f"{s} {r.errors[s][0]:.1%}/{r.errors[s][1]:.1%} ({'met' if r.met(s) else 'MISSED'})" for s in SPLITS
+        )
+        print(f"  w {width_label(r.width):<34} t_h {r.head_s * 1e3:.3f} ms, t_h3 {r.eagle3_s * 1e3:.3f} ms; {splits}")
+
+
 def main() -> None:
     held_out_errors_vllm()
+    eagle3_tradeoff()
     one_gpu()
     four_gpus()
 

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
-from sitebuild import deployment, simulator, simulator_log, simulator_markup, tables, tables_engines
+from sitebuild import deployment, engine_tradeoff, simulator, simulator_log, simulator_markup, tables, tables_engines
 from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as data_multigpu
 from sitebuild.claims import article_claims
@@ -297,6 +297,8 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     files["tables/validation.md"] = (
         tables_engines.validation(data.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
     )
+    rows = tuple(load_measurements(MEASUREMENTS))
+    files["tables/eagle3-tradeoff.md"] = tables_engines.eagle3_tradeoff(engine_tradeoff.tradeoffs(rows)) + "\n"
     multigpu = data_multigpu.multigpu_validation(settings)
     files["tables/multigpu-series.md"] = tables_engines.multigpu_series(multigpu) + "\n"
     files["tables/multigpu-validation.md"] = tables_engines.multigpu_validation(multigpu) + "\n"

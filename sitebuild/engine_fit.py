@@ -93,15 +93,29 @@ def profile(values: Sequence[float], names: Sequence[str] = FITTED, **fixed: Any
     return EngineProfile(key="vllm", name="vLLM (fitted)", description=DESCRIPTION, batching="steady", **constants)
 
 
+#: A prior that holds one fitted constant near another: ``(name, toward, width)`` adds the
+#: residual ``log(value[name] / value[toward]) / width`` (width in log units).
+Shrink = tuple[str, str, float]
+
+
 def residuals(
-    values: Sequence[float], rows: list[Measurement], names: Sequence[str], fixed: Mapping[str, Any] | None = None
+    values: Sequence[float],
+    rows: list[Measurement],
+    names: Sequence[str],
+    fixed: Mapping[str, Any] | None = None,
+    shrink: Shrink | None = None,
 ) -> FloatArray:
-    """``log(predicted / measured)`` per row, then the anchor's ``w log(t_plain / 7.07 ms)``."""
+    """``log(predicted / measured)`` per row, then the anchor's ``w log(t_plain / 7.07 ms)``,
+    then, with ``shrink``, its prior's residual."""
     settings = Settings().with_engine(profile(values, names, **(fixed or {})))
     measured = np.array([r.measured_speedup for r in rows])
     predicted = predict(rows, "vllm", settings)
     plain = 1.0 / float(evaluate(ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s)
-    return np.append(np.log(predicted / measured), ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS))
+    out = np.append(np.log(predicted / measured), ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS))
+    if shrink is None:
+        return out
+    by_name, (name, toward, width) = dict(zip(names, values, strict=True)), shrink
+    return np.append(out, math.log(by_name[name] / by_name[toward]) / width)
 
 
 @dataclass(frozen=True)
@@ -115,15 +129,23 @@ class Fit:
     jacobian: FloatArray = field(repr=False)
 
 
-def fit(rows: list[Measurement], names: Sequence[str] = FITTED, fixed: Mapping[str, Any] | None = None) -> Fit:
-    """Least squares of :func:`residuals` over the constants ``names`` (module docstring)."""
+def fit(
+    rows: list[Measurement],
+    names: Sequence[str] = FITTED,
+    fixed: Mapping[str, Any] | None = None,
+    shrink: Shrink | None = None,
+) -> Fit:
+    """Least squares of :func:`residuals` over the constants ``names`` (module docstring); with
+    ``shrink``, the two constants it ties are searched above 1 ns so that their log exists."""
     start, low, high = (np.array([PARAMETERS[n][i] for n in names]) for i in range(3))
+    if shrink is not None:
+        low = np.where([n in shrink[:2] for n in names], np.maximum(low, 1e-9), low)
     result = least_squares(
-        residuals, start, bounds=(low, high), args=(rows, list(names), fixed), x_scale=start,
+        residuals, start, bounds=(low, high), args=(rows, list(names), fixed, shrink), x_scale=start,
         xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=500,
     )  # fmt: skip
     values = dict(zip(names, (float(v) for v in result.x), strict=True))
-    return Fit(values, np.exp(result.fun[:-1]) - 1.0, result.fun, result.jac)
+    return Fit(values, np.exp(result.fun[: len(rows)]) - 1.0, result.fun, result.jac)
 
 
 def source_of(row: Measurement) -> str:
@@ -136,13 +158,15 @@ def workload_of(row: Measurement) -> str:
     return f"{source_of(row)} {row.prompt_tokens}/{row.output_tokens}"
 
 
-def _group_out(rows: list[Measurement], key: Callable[[Measurement], str], names: Sequence[str]) -> FloatArray:
+def group_out(
+    rows: list[Measurement], key: Callable[[Measurement], str], names: Sequence[str], shrink: Shrink | None = None
+) -> FloatArray:
     """``predicted / measured - 1`` of every row, each predicted by a fit on the rows whose
     ``key`` differs from its own."""
     errors = np.empty(len(rows))
     for group in dict.fromkeys(key(r) for r in rows):
         inside = [i for i, r in enumerate(rows) if key(r) == group]
-        fitted = fit([r for r in rows if key(r) != group], names)
+        fitted = fit([r for r in rows if key(r) != group], names, shrink=shrink)
         errors[inside] = _predict_errors([rows[i] for i in inside], fitted.values)
     return errors
 
@@ -169,11 +193,15 @@ def eagle3_step_by_source(rows: list[Measurement]) -> dict[str, tuple[float, flo
 
 
 def small_to_large_fit(
-    rows: list[Measurement], names: Sequence[str], largest: int = 16, fixed: Mapping[str, Any] | None = None
+    rows: list[Measurement],
+    names: Sequence[str],
+    largest: int = 16,
+    fixed: Mapping[str, Any] | None = None,
+    shrink: Shrink | None = None,
 ) -> tuple[Fit, FloatArray]:
     """The fit on the rows at batch <= ``largest``, and ``predicted / measured - 1`` of the others
     under it (``fixed``: constants set otherwise than in :data:`FIXED`, for both)."""
-    small = fit([r for r in rows if r.batch <= largest], names, fixed)
+    small = fit([r for r in rows if r.batch <= largest], names, fixed, shrink)
     return small, _predict_errors([r for r in rows if r.batch > largest], small.values, fixed)
 
 
@@ -187,8 +215,8 @@ def held_out(rows: list[Measurement], names: Sequence[str] = FITTED) -> dict[str
     leave one (source, workload) out, leave one source out, fit on batch <= 16 predicting the
     larger batches, and in sample."""
     splits = {
-        "leave_one_workload_out": _group_out(rows, workload_of, names),
-        "leave_one_source_out": _group_out(rows, source_of, names),
+        "leave_one_workload_out": group_out(rows, workload_of, names),
+        "leave_one_source_out": group_out(rows, source_of, names),
         "small_to_large": small_to_large(rows, names),
         "in_sample": fit(rows, names).errors,
     }

@@ -4,11 +4,13 @@ measurement against the model (on one GPU, and on four with the acceptance fitte
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import cast
 
 import pandas as pd
 
 from sitebuild.config import SiteSettings
+from sitebuild.engine_tradeoff import SPLITS, Tradeoff, width_label
 from sitebuild.theme import drafter_label
 from specmodel.formatting import percent
 from specmodel.model.engines import EngineProfile
@@ -98,4 +100,27 @@ def multigpu_validation(data: pd.DataFrame) -> str:
         cells = [f"{row[e]:.2f}x (fitted)" if fitted[key] else f"{row[e]:.2f}x ({percent(row[e] / m - 1, signed=True)})"
                  for e in ("ideal", "vllm")]  # fmt: skip
         out.append(f"| {i} | {dataset} | {drafter_label(method)} | {batch} | {m:.2f}x | {cells[0]} | {cells[1]} |")
+    return "\n".join(out)
+
+
+#: How each split heads its column in the trade-off table.
+TRADEOFF_COLUMNS = {"in_sample": "in sample, median / p90", "leave_one_source_out": "leave one source out, median",
+                    "small_to_large": "batch 1 and 16 to 64 and 128, median"}  # fmt: skip
+
+
+def eagle3_tradeoff(results: Sequence[Tradeoff]) -> str:
+    """EAGLE-3's own step time under each prior width: the fitted step times and each split's
+    errors, a target met marked ✓ and one missed ✗ (:mod:`sitebuild.engine_tradeoff`)."""
+    head = " | ".join(
+        ["prior width \\(w\\)", "\\(t_h\\) (ms)", "\\(t_{h3}\\) (ms)", *(TRADEOFF_COLUMNS[s] for s in SPLITS)]
+    )
+    out = [f"| {head} |", "| --- |" + " ---: |" * (2 + len(SPLITS))]
+    for r in results:
+        cells = []
+        for split in SPLITS:
+            median, p90, _ = r.errors[split]
+            text = f"{percent(median, 1)} / {percent(p90, 1)}" if split == "in_sample" else percent(median, 1)
+            cells.append(f"{text} {'✓' if r.met(split) else '✗'}")
+        times = f"{r.head_s * 1e3:.3g} | {r.eagle3_s * 1e3:.3g}"
+        out.append(f"| {width_label(r.width)} | {times} | " + " | ".join(cells) + " |")
     return "\n".join(out)

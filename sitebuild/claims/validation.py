@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild import engine_fit
+from sitebuild import engine_fit, engine_tradeoff
 from sitebuild import figures_data_multigpu as multi
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import verdict
@@ -145,6 +145,61 @@ def dataset_spread(settings: SiteSettings) -> Said:
     return composed("dataset_spread", facets, values)
 
 
+SPLIT_NAMES = {"leave_one_source_out": "leaving one source out", "small_to_large": "the small batches' fit"}
+EAGLE3_TRADEOFF = {
+    "apart": "No width tried meets every target. The in-sample targets are met from a width of {first_in} "
+    "({in_median} at the median, {in_p90} at the 90th percentile), where {missed} misses ({missed_median} at the "
+    "median); at {below} and narrower, the held-out targets are met and the in-sample ones are not. Fitted "
+    "freely, EAGLE-3's step comes out at {free_h3} ms against {free_h} ms for the other heads. So the profile "
+    "keeps one step time for every head: a constant with no cited cause, whose size the two sources disagree on, "
+    "would buy the in-sample targets with a held-out one.",
+    "apart_mixed": "No width tried meets every target. The in-sample targets are first met at a width of {first_in} "
+    "({in_median} at the median, {in_p90} at the 90th percentile), where {missed} misses ({missed_median} at the "
+    "median). Fitted freely, EAGLE-3's step comes out at {free_h3} ms against {free_h} ms for the other heads. So "
+    "the profile keeps one step time for every head.",
+    "never": "No width tried meets the in-sample targets (the best: {best_median} at the median, {best_p90} at "
+    "the 90th percentile), so the profile keeps one step time for every head.",
+    "together": "At a width of {together} every target is met (in sample {in_median} / {in_p90}, leaving one "
+    "source out {loso}): the profile should take that step time.",
+}
+
+
+def eagle3_tradeoff(settings: SiteSettings) -> Said:
+    """Which prior widths on EAGLE-3's own step time meet which of issue 22's targets
+    (:mod:`sitebuild.engine_tradeoff`)."""
+    results, label = engine_tradeoff.tradeoffs(tuple(load_measurements(MEASUREMENTS))), engine_tradeoff.width_label
+    held = [s for s in engine_tradeoff.SPLITS if s != "in_sample"]
+    together = [r for r in results if all(r.met(s) for s in engine_tradeoff.SPLITS)]
+    inside = [r for r in results if r.met("in_sample")]
+    free = results[-1]
+    if together:
+        r = together[0]
+        values = {"together": name(label(r.width)), "in_median": percent(r.errors["in_sample"][0], 1),
+                  "in_p90": percent(r.errors["in_sample"][1], 1),
+                  "loso": percent(r.errors["leave_one_source_out"][0], 1)}  # fmt: skip
+        return claim("eagle3_tradeoff", "together", values, EAGLE3_TRADEOFF)
+    if not inside:
+        best = min(results, key=lambda r: r.errors["in_sample"][:2])
+        values = {"best_median": percent(best.errors["in_sample"][0], 1),
+                  "best_p90": percent(best.errors["in_sample"][1], 1)}  # fmt: skip
+        return claim("eagle3_tradeoff", "never", values, EAGLE3_TRADEOFF)
+    first = inside[0]
+    missed = next(s for s in held if not first.met(s))
+    index = results.index(first)
+    below = results[index - 1] if index > 0 else first
+    narrower_held = index > 0 and all(r.met(s) for r in results[:index] for s in held)
+    wider_inside = all(r.met("in_sample") for r in results[index:])
+    values = {
+        "first_in": name(label(first.width)), "below": name(label(below.width)),
+        "in_median": percent(first.errors["in_sample"][0], 1), "in_p90": percent(first.errors["in_sample"][1], 1),
+        "missed": name(SPLIT_NAMES[missed]), "missed_median": percent(first.errors[missed][0], 1),
+        "free_h3": plain(free.eagle3_s * 1e3), "free_h": plain(free.head_s * 1e3),
+    }  # fmt: skip
+    return claim(
+        "eagle3_tradeoff", "apart" if narrower_held and wider_inside else "apart_mixed", values, EAGLE3_TRADEOFF
+    )
+
+
 MULTIGPU_TAILS = {
     "close:apart": "The two engines' medians are close ({ideal_median} and {vllm_median}), their tails are not.",
     "apart:apart": "The two engines differ at the median ({ideal_median} against {vllm_median}) and in the tail.",
@@ -183,4 +238,4 @@ def multigpu_tails(settings: SiteSettings) -> Said:
     return composed("multigpu_tails", facets, values)
 
 
-CLAIMS = (ideal_optimistic, small_batch_fit, fidelity_targets, dataset_spread, multigpu_tails)
+CLAIMS = (ideal_optimistic, small_batch_fit, fidelity_targets, dataset_spread, eagle3_tradeoff, multigpu_tails)

@@ -1,0 +1,91 @@
+"""What a step time of EAGLE-3's own would trade (sitebuild/engine_tradeoff.py, issue 22).
+
+* Limits: at width 0 the trade-off is the profile's own fit and held-out splits; at infinite
+  width it is the free fit with a fifth constant; a prior's residual never counts as a row.
+* The prior pulls: the wider the prior, the further EAGLE-3's step time from the other heads'.
+* The validation page's sentence says what the widths meet, not what was typed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sitebuild import engine_fit, engine_tradeoff
+from specmodel.measurements import MEASUREMENTS_FILE, load_measurements
+
+ROWS = tuple(load_measurements(MEASUREMENTS_FILE))
+FREE = (*engine_fit.FITTED, "fused_head_pass_s")
+
+
+@pytest.fixture(scope="module")
+def results() -> tuple[engine_tradeoff.Tradeoff, ...]:
+    return engine_tradeoff.tradeoffs(ROWS)
+
+
+def test_width_zero_is_the_profiles_fit_and_its_held_out_splits(results):
+    zero = results[0]
+    assert zero.width == 0.0
+    held = engine_fit.held_out(list(ROWS))
+    for split in engine_tradeoff.SPLITS:
+        assert zero.errors[split] == pytest.approx([held[split][k] for k in ("median", "p90", "max")], abs=1e-9)
+    assert zero.head_s == zero.eagle3_s == pytest.approx(engine_fit.fit(list(ROWS)).values["head_pass_s"])
+
+
+def test_infinite_width_is_the_free_fit_with_eagle3s_own_step(results):
+    free = results[-1]
+    assert math.isinf(free.width)
+    values = engine_fit.fit(list(ROWS), FREE).values
+    assert (free.head_s, free.eagle3_s) == pytest.approx((values["head_pass_s"], values["fused_head_pass_s"]))
+    assert free.errors["leave_one_source_out"][0] == pytest.approx(
+        float(np.median(np.abs(engine_fit.group_out(list(ROWS), engine_fit.source_of, FREE))))
+    )
+
+
+def test_a_prior_residual_is_not_a_row():
+    shrunk = engine_fit.fit(list(ROWS), FREE, shrink=("fused_head_pass_s", "head_pass_s", 1.0))
+    assert shrunk.errors.shape == (len(ROWS),)
+    assert shrunk.residuals.shape == (len(ROWS) + 2,)  # the rows, the anchor, the prior
+    ratio = math.log(shrunk.values["fused_head_pass_s"] / shrunk.values["head_pass_s"])
+    assert shrunk.residuals[-1] == pytest.approx(ratio)
+
+
+def test_the_wider_the_prior_the_further_eagle3s_step_from_the_heads(results):
+    gaps = [abs(math.log(r.eagle3_s / r.head_s)) for r in results]
+    assert gaps[0] == 0.0
+    assert all(b >= a - 1e-9 for a, b in zip(gaps, gaps[1:], strict=False)), gaps
+    assert gaps[-1] > 0.5  # both sources ask for a slower EAGLE-3 step (engine_fit.eagle3_step_by_source)
+
+
+def test_the_pages_sentence_says_which_widths_meet_which_targets(results):
+    from sitebuild.claims import validation as page
+    from sitebuild.config import SiteSettings
+
+    said = page.eagle3_tradeoff(SiteSettings())
+    splits = engine_tradeoff.SPLITS
+    together = [r for r in results if all(r.met(s) for s in splits)]
+    inside = [r for r in results if r.met("in_sample")]
+    if together:
+        assert said.outcome == "together"
+    elif not inside:
+        assert said.outcome == "never"
+    else:
+        first = inside[0]
+        assert said.values["first_in"].text == engine_tradeoff.width_label(first.width)
+        assert said.values["in_p90"].value == pytest.approx(first.errors["in_sample"][1])
+        narrower, wider = results[: results.index(first)], results[results.index(first) :]
+        held = all(r.met(s) for r in narrower for s in splits if s != "in_sample")
+        inside_on = all(r.met("in_sample") for r in wider)
+        assert said.outcome == ("apart" if narrower and held and inside_on else "apart_mixed")
+
+
+def test_the_table_marks_each_target_met_or_missed(results):
+    from sitebuild.tables_engines import eagle3_tradeoff
+
+    table = eagle3_tradeoff(results).splitlines()
+    assert len(table) == 2 + len(results)
+    for line, r in zip(table[2:], results, strict=True):
+        assert line.count("✓") == sum(r.met(s) for s in engine_tradeoff.SPLITS)
+        assert line.count("✗") == sum(not r.met(s) for s in engine_tradeoff.SPLITS)
