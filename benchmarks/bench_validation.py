@@ -28,7 +28,7 @@ import numpy as np
 
 from sitebuild.engine_fit import TARGETS as HELD_OUT_TARGETS
 from sitebuild.engine_fit import fit, held_out, identifiability
-from sitebuild.engine_tradeoff import SPLITS, tradeoffs, width_label
+from sitebuild.engine_tradeoff import SPLITS, band, tradeoffs, width_label
 from specmodel.acceptance_fit import fit_series, held_out_errors
 from specmodel.measurements import (
     MEASUREMENTS_FILE,
@@ -125,6 +125,12 @@ def eagle3_tradeoff() -> None:
             f"{s} {r.errors[s][0]:.1%}/{r.errors[s][1]:.1%} ({'met' if r.met(s) else 'MISSED'})" for s in SPLITS
         )
         print(f"  w {width_label(r.width):<34} t_h {r.head_s * 1e3:.3f} ms, t_h3 {r.eagle3_s * 1e3:.3f} ms; {splits}")
+    found = band(rows)
+    if found is None:
+        print("  no width between the table's meets every target")
+    else:
+        print(f"  every target met between about w {found.low:.3f} and {found.high:.3f}; at {found.middle:.3f} the "
+              f"closest target is met with {found.margin * 100:.2f} percentage points to spare")  # fmt: skip
 
 
 def main() -> None:

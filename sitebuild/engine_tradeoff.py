@@ -8,7 +8,9 @@ that is the residual ``log(t_h3 / t_h) / w`` appended to the fit's (a ridge on t
 ``w = 0`` is the profile, one step time for every head; ``w = inf`` leaves ``t_h3`` free).
 Each width is judged as the profile is: in sample, leaving one source out, and fitting on
 batch <= 16 to predict 64 and 128 (:data:`sitebuild.engine_fit.TARGETS`). If some width met
-every target, the profile should take it; the validation page says which widths meet which.
+every target, the profile should take it; the validation page says which widths meet which,
+and :func:`band` looks between the two table widths where the in-sample targets start to hold
+for widths that meet every target, and how close they come.
 """
 
 from __future__ import annotations
@@ -49,29 +51,95 @@ def _summary(errors: np.ndarray) -> tuple[float, float, float]:
     return (s["median"], s["p90"], s["max"])
 
 
+def _setup(width: float) -> tuple[Sequence[str], engine_fit.Shrink | None]:
+    """The constants fitted and the prior at ``width``."""
+    if width == 0.0:
+        return engine_fit.FITTED, None
+    names = (*engine_fit.FITTED, "fused_head_pass_s")
+    return names, None if math.isinf(width) else ("fused_head_pass_s", "head_pass_s", width)
+
+
+def split_errors(rows: list[Measurement], width: float, split: str) -> np.ndarray:
+    """``predicted / measured - 1`` of ``split`` (one of :data:`SPLITS`) at ``width``."""
+    names, shrink = _setup(width)
+    if split == "in_sample":
+        return engine_fit.fit(rows, names, shrink=shrink).errors
+    if split == "leave_one_source_out":
+        return engine_fit.group_out(rows, engine_fit.source_of, names, shrink)
+    return engine_fit.small_to_large_fit(rows, names, shrink=shrink)[1]
+
+
 def tradeoff(rows: list[Measurement], width: float) -> Tradeoff:
     """The fit with EAGLE-3's step time held near the head's by a prior of ``width``, and its
     errors in sample, leaving one source out and from small batches to large."""
-    if width == 0.0:
-        names: Sequence[str] = engine_fit.FITTED
-        shrink = None
-    else:
-        names = (*engine_fit.FITTED, "fused_head_pass_s")
-        shrink = None if math.isinf(width) else ("fused_head_pass_s", "head_pass_s", width)
+    names, shrink = _setup(width)
     full = engine_fit.fit(rows, names, shrink=shrink)
-    errors = {
-        "in_sample": _summary(full.errors),
-        "leave_one_source_out": _summary(engine_fit.group_out(rows, engine_fit.source_of, names, shrink)),
-        "small_to_large": _summary(engine_fit.small_to_large_fit(rows, names, shrink=shrink)[1]),
-    }
+    errors = {split: _summary(split_errors(rows, width, split)) for split in SPLITS if split != "in_sample"}
     head = full.values["head_pass_s"]
-    return Tradeoff(width, head, full.values.get("fused_head_pass_s", head), errors)
+    return Tradeoff(
+        width, head, full.values.get("fused_head_pass_s", head), {"in_sample": _summary(full.errors), **errors}
+    )
 
 
 @cache
 def tradeoffs(rows: tuple[Measurement, ...], widths: tuple[float, ...] = WIDTHS) -> tuple[Tradeoff, ...]:
     """:func:`tradeoff` at each width (cached: the page's table and its claim read the same)."""
     return tuple(tradeoff(list(rows), w) for w in widths)
+
+
+def boundary(rows: list[Measurement], split: str, met_at: float, missed_at: float, tolerance: float = 0.005) -> float:
+    """The width nearest ``missed_at`` at which ``split``'s targets are still met, by bisection
+    between a width where they are met and one where they are not, to ``tolerance`` (one
+    crossing between the two assumed)."""
+    while abs(met_at - missed_at) > tolerance:
+        middle = 0.5 * (met_at + missed_at)
+        if engine_fit.met(split, _summary(split_errors(rows, middle, split))):
+            met_at = middle
+        else:
+            missed_at = middle
+    return met_at
+
+
+@dataclass(frozen=True)
+class Band:
+    """Widths from about ``low`` to ``high`` at which every target is met, checked at their
+    ``middle``, where the closest target is met with ``margin`` to spare (a share, like the
+    errors)."""
+
+    low: float
+    high: float
+    middle: float
+    margin: float
+
+
+@cache
+def band(rows: tuple[Measurement, ...], widths: tuple[float, ...] = WIDTHS) -> Band | None:
+    """Between the last width of :func:`tradeoffs` that misses the in-sample targets and the
+    next, which meets them, the widths where the held-out targets are met too, found by
+    bisection (:func:`boundary`) and checked at their middle; None if there are none."""
+    results = tradeoffs(rows, widths)
+    first = next((i for i, r in enumerate(results) if r.met("in_sample")), 0)
+    if first == 0 or not all(results[first - 1].met(s) for s in SPLITS if s != "in_sample"):
+        return None
+    below, above = results[first - 1].width, results[first].width
+    low = boundary(list(rows), "in_sample", above, below)
+    high = min(
+        (above if results[first].met(s) else boundary(list(rows), s, below, above)) for s in SPLITS if s != "in_sample"
+    )
+    if high <= low:
+        return None
+    middle = tradeoff(list(rows), 0.5 * (low + high))
+    if not all(middle.met(s) for s in SPLITS):
+        return None
+    return Band(low, high, middle.width, margin(middle))
+
+
+def margin(result: Tradeoff) -> float:
+    """The smallest ``target - error`` over every target of :data:`SPLITS` (negative: missed)."""
+    stats = ("median", "p90", "max")
+    return min(
+        v - dict(zip(stats, result.errors[s], strict=True))[k] for s in SPLITS for k, v in engine_fit.TARGETS[s].items()
+    )
 
 
 def width_label(width: float) -> str:

@@ -59,6 +59,18 @@ def test_the_wider_the_prior_the_further_eagle3s_step_from_the_heads(results):
     assert gaps[-1] > 0.5  # both sources ask for a slower EAGLE-3 step (engine_fit.eagle3_step_by_source)
 
 
+def test_a_band_that_meets_every_target_is_checked_at_its_middle(results):
+    found = engine_tradeoff.band(ROWS)
+    if found is None:
+        return  # nothing claimed: the page says no width was found
+    first = next(i for i, r in enumerate(results) if r.met("in_sample"))
+    assert results[first - 1].width < found.low < found.middle < found.high <= results[first].width
+    middle = engine_tradeoff.tradeoff(list(ROWS), found.middle)
+    assert all(middle.met(s) for s in engine_tradeoff.SPLITS)
+    assert found.margin == pytest.approx(engine_tradeoff.margin(middle)) and found.margin >= 0
+    assert engine_tradeoff.margin(results[0]) < 0  # the profile itself misses a target
+
+
 def test_the_pages_sentence_says_which_widths_meet_which_targets(results):
     from sitebuild.claims import validation as page
     from sitebuild.config import SiteSettings
@@ -78,7 +90,10 @@ def test_the_pages_sentence_says_which_widths_meet_which_targets(results):
         narrower, wider = results[: results.index(first)], results[results.index(first) :]
         held = all(r.met(s) for r in narrower for s in splits if s != "in_sample")
         inside_on = all(r.met("in_sample") for r in wider)
-        assert said.outcome == ("apart" if narrower and held and inside_on else "apart_mixed")
+        if not (narrower and held and inside_on):
+            assert said.outcome == "apart_mixed"
+        else:
+            assert said.outcome == ("apart" if engine_tradeoff.band(ROWS) is None else "narrow")
 
 
 def test_the_table_marks_each_target_met_or_missed(results):
