@@ -18,15 +18,16 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
-from sitebuild import deployment, engine_tradeoff, simulator, simulator_log, simulator_markup, tables, tables_engines
+from sitebuild import deployment, simulator, simulator_log, simulator_markup, tables, tables_engines
 from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as data_multigpu
 from sitebuild.claims import article_claims
 from sitebuild.config import SiteSettings, load_site_settings
+from sitebuild.engine_tradeoff_file import read_record
 from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, named, run_build, tidy, write_tree
-from sitebuild.paths import MEASUREMENTS, ROOT
+from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS, ROOT
 from specmodel.cli import write_stdout
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
@@ -297,8 +298,9 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     files["tables/validation.md"] = (
         tables_engines.validation(data.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
     )
-    rows = tuple(load_measurements(MEASUREMENTS))
-    files["tables/eagle3-tradeoff.md"] = tables_engines.eagle3_tradeoff(engine_tradeoff.tradeoffs(rows)) + "\n"
+    files["tables/eagle3-tradeoff.md"] = (
+        tables_engines.eagle3_tradeoff(read_record(EAGLE3_TRADEOFF, MEASUREMENTS)[0]) + "\n"
+    )
     multigpu = data_multigpu.multigpu_validation(settings)
     files["tables/multigpu-series.md"] = tables_engines.multigpu_series(multigpu) + "\n"
     files["tables/multigpu-validation.md"] = tables_engines.multigpu_validation(multigpu) + "\n"

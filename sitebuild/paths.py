@@ -9,3 +9,6 @@ ROOT = Path(__file__).resolve().parents[1]
 MEASUREMENTS = MEASUREMENTS_FILE
 #: Figures the article quotes from papers (not from the model), each with its source.
 LITERATURE = Path(__file__).resolve().parent / "data" / "literature.toml"
+#: What a step time of EAGLE-3's own would trade (sitebuild/engine_tradeoff.py), as ``make fit``
+#: records it; a test checks it is what a fresh computation gives.
+EAGLE3_TRADEOFF = Path(__file__).resolve().parent / "data" / "eagle3-tradeoff.json"

@@ -3,6 +3,9 @@
 * Limits: at width 0 the trade-off is the profile's own fit and held-out splits; at infinite
   width it is the free fit with a fifth constant; a prior's residual never counts as a row.
 * The prior pulls: the wider the prior, the further EAGLE-3's step time from the other heads'.
+* The record the site reads (``make fit`` writes it) is what a fresh computation gives, a
+  record computed on other measurements is refused in one sentence, and the comparison
+  notices a changed number.
 * The validation page's sentence says what the widths meet, not what was typed.
 """
 
@@ -14,6 +17,9 @@ import numpy as np
 import pytest
 
 from sitebuild import engine_fit, engine_tradeoff
+from sitebuild.engine_tradeoff_file import read_record, record_text, same_record
+from sitebuild.paths import EAGLE3_TRADEOFF
+from specmodel.errors import SpecModelError
 from specmodel.measurements import MEASUREMENTS_FILE, load_measurements
 
 ROWS = tuple(load_measurements(MEASUREMENTS_FILE))
@@ -23,6 +29,30 @@ FREE = (*engine_fit.FITTED, "fused_head_pass_s")
 @pytest.fixture(scope="module")
 def results() -> tuple[engine_tradeoff.Tradeoff, ...]:
     return engine_tradeoff.tradeoffs(ROWS)
+
+
+def test_the_record_the_site_reads_is_a_fresh_computation(results):
+    fresh = record_text(results, engine_tradeoff.band(ROWS), MEASUREMENTS_FILE)
+    recorded = EAGLE3_TRADEOFF.read_text(encoding="utf-8")
+    assert same_record(recorded, fresh), "run python tools/fit_engine.py (make fit)"
+    assert [r.width for r in read_record(EAGLE3_TRADEOFF, MEASUREMENTS_FILE)[0]] == list(engine_tradeoff.WIDTHS)
+
+
+def test_a_record_of_other_measurements_is_refused(results, tmp_path):
+    other = tmp_path / "measurements.csv"
+    other.write_text(MEASUREMENTS_FILE.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    with pytest.raises(SpecModelError, match="computed on other measurements than measurements.csv: run python"):
+        read_record(EAGLE3_TRADEOFF, other)
+
+
+def test_the_comparison_notices_a_changed_number(results):
+    text = record_text(results, None, MEASUREMENTS_FILE)
+    assert same_record(text, text)
+    nudged = engine_tradeoff.Tradeoff(
+        results[1].width, results[1].head_s * 1.001, results[1].eagle3_s, results[1].errors
+    )
+    assert not same_record(text, record_text((results[0], nudged, *results[2:]), None, MEASUREMENTS_FILE))
+    assert not same_record(text, record_text(results, engine_tradeoff.Band(1.0, 2.0, 1.5, 0.0), MEASUREMENTS_FILE))
 
 
 def test_width_zero_is_the_profiles_fit_and_its_held_out_splits(results):
@@ -86,7 +116,7 @@ def test_the_pages_sentence_says_which_widths_meet_which_targets(results):
     else:
         first = inside[0]
         assert said.values["first_in"].text == engine_tradeoff.width_label(first.width)
-        assert said.values["in_p90"].value == pytest.approx(first.errors["in_sample"][1])
+        assert said.values["in_p90"].value == pytest.approx(first.errors["in_sample"][1], rel=1e-5)  # as recorded
         narrower, wider = results[: results.index(first)], results[results.index(first) :]
         held = all(r.met(s) for r in narrower for s in splits if s != "in_sample")
         inside_on = all(r.met("in_sample") for r in wider)

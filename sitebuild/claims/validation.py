@@ -10,9 +10,10 @@ from sitebuild import figures_data_multigpu as multi
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import verdict
 from sitebuild.config import SiteSettings
+from sitebuild.engine_tradeoff_file import read_record
 from sitebuild.figures_data import validation
 from sitebuild.numbers.text import name, percent, plain
-from sitebuild.paths import MEASUREMENTS
+from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS
 from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary, load_measurements
@@ -146,7 +147,7 @@ def dataset_spread(settings: SiteSettings) -> Said:
 
 
 SPLIT_NAMES = {"leave_one_source_out": "leaving one source out", "small_to_large": "the small batches' fit"}
-EAGLE3_TRADEOFF = {
+TRADEOFF_WORDS = {
     "narrow": "No width in the table meets every target. The in-sample targets are met from a width of "
     "{first_in} ({in_median} at the median, {in_p90} at the 90th percentile), where {missed} misses "
     "({missed_median} at the median); at {below} and narrower it is the other way round. Between the two, a "
@@ -173,9 +174,10 @@ EAGLE3_TRADEOFF = {
 
 def eagle3_tradeoff(settings: SiteSettings) -> Said:
     """Which prior widths on EAGLE-3's own step time meet which of issue 22's targets
-    (:mod:`sitebuild.engine_tradeoff`), and whether a band between two of them meets all."""
-    rows = tuple(load_measurements(MEASUREMENTS))
-    results, label = engine_tradeoff.tradeoffs(rows), engine_tradeoff.width_label
+    (:mod:`sitebuild.engine_tradeoff`, as ``make fit`` records it), and whether a band between
+    two of them meets all."""
+    results, found = read_record(EAGLE3_TRADEOFF, MEASUREMENTS)
+    label = engine_tradeoff.width_label
     held = [s for s in engine_tradeoff.SPLITS if s != "in_sample"]
     together = [r for r in results if all(r.met(s) for s in engine_tradeoff.SPLITS)]
     inside = [r for r in results if r.met("in_sample")]
@@ -184,12 +186,12 @@ def eagle3_tradeoff(settings: SiteSettings) -> Said:
         values = {"together": name(label(r.width)), "in_median": percent(r.errors["in_sample"][0], 1),
                   "in_p90": percent(r.errors["in_sample"][1], 1),
                   "loso": percent(r.errors["leave_one_source_out"][0], 1)}  # fmt: skip
-        return claim("eagle3_tradeoff", "together", values, EAGLE3_TRADEOFF)
+        return claim("eagle3_tradeoff", "together", values, TRADEOFF_WORDS)
     if not inside:
         best = min(results, key=lambda r: r.errors["in_sample"][:2])
         values = {"best_median": percent(best.errors["in_sample"][0], 1),
                   "best_p90": percent(best.errors["in_sample"][1], 1)}  # fmt: skip
-        return claim("eagle3_tradeoff", "never", values, EAGLE3_TRADEOFF)
+        return claim("eagle3_tradeoff", "never", values, TRADEOFF_WORDS)
     first = inside[0]
     missed = next(s for s in held if not first.met(s))
     index = results.index(first)
@@ -204,13 +206,12 @@ def eagle3_tradeoff(settings: SiteSettings) -> Said:
         "free_h3": plain(free.eagle3_s * 1e3), "free_h": plain(free.head_s * 1e3),
     }  # fmt: skip
     if not (narrower_held and wider_inside):
-        return claim("eagle3_tradeoff", "apart_mixed", values, EAGLE3_TRADEOFF)
-    found = engine_tradeoff.band(rows)
+        return claim("eagle3_tradeoff", "apart_mixed", values, TRADEOFF_WORDS)
     if found is None:
-        return claim("eagle3_tradeoff", "apart", values, EAGLE3_TRADEOFF)
+        return claim("eagle3_tradeoff", "apart", values, TRADEOFF_WORDS)
     values |= {"band_low": plain(found.low), "band_high": plain(found.high), "band_middle": plain(found.middle, 3),
                "band_margin": plain(found.margin * 100)}  # fmt: skip
-    return claim("eagle3_tradeoff", "narrow", values, EAGLE3_TRADEOFF)
+    return claim("eagle3_tradeoff", "narrow", values, TRADEOFF_WORDS)
 
 
 MULTIGPU_TAILS = {
