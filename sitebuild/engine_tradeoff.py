@@ -136,10 +136,7 @@ def band(rows: tuple[Measurement, ...], widths: tuple[float, ...] = WIDTHS) -> B
 
 def margin(result: Tradeoff) -> float:
     """The smallest ``target - error`` over every target of :data:`SPLITS` (negative: missed)."""
-    stats = ("median", "p90", "max")
-    return min(
-        v - dict(zip(stats, result.errors[s], strict=True))[k] for s in SPLITS for k, v in engine_fit.TARGETS[s].items()
-    )
+    return min(engine_fit.slack(s, result.errors[s]) for s in SPLITS)
 
 
 def width_label(width: float) -> str:
