@@ -4,7 +4,8 @@ Held out first (:mod:`sitebuild.engine_fit`): the vllm profile refitted without 
 predicts: leave one (source, workload) out, leave one source out, fit on batch <= 16
 predicting 64 and 128; then in sample; with each fitted constant's relative standard error
 and their correlations; then what a step time of EAGLE-3's own would trade, held near the
-other heads' by a prior of each width (:mod:`sitebuild.engine_tradeoff`). Targets (issue 22,
+other heads' by a prior of each width (:mod:`sitebuild.engine_tradeoff`); then the profile
+refitted at other memory efficiencies (:mod:`sitebuild.memory_sensitivity`). Targets (issue 22,
 ``sitebuild.engine_fit.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
 median <= 7%, small-to-large median <= 8%, in sample median <= 6% and p90 <= 15%; no
 relative SE above 50%, no |correlation| above 0.9.
@@ -27,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from sitebuild.engine_fit import TARGETS as HELD_OUT_TARGETS
-from sitebuild.engine_fit import fit, held_out, identifiability
+from sitebuild.engine_fit import IDENTIFIABLE, fit, held_out, identifiability
 from sitebuild.engine_tradeoff import SPLITS, band, tradeoffs, width_label
+from sitebuild.memory_sensitivity import refits
 from specmodel.acceptance_fit import fit_series, held_out_errors
 from specmodel.measurements import (
     MEASUREMENTS_FILE,
@@ -41,7 +43,7 @@ from specmodel.measurements import (
 
 TARGETS = {"vllm": {"median": 0.06, "p90": 0.15}}
 MULTIGPU_TARGETS = {"vllm": {"median": 0.08}}
-MAX_RELATIVE_SE, MAX_CORRELATION = 0.5, 0.9
+MAX_RELATIVE_SE, MAX_CORRELATION = IDENTIFIABLE["relative_se"], IDENTIFIABLE["correlation"]
 
 
 def _summary_line(engine: str, errors: np.ndarray, targets: dict) -> str:
@@ -133,9 +135,20 @@ def eagle3_tradeoff() -> None:
               f"closest target is met with {found.margin * 100:.2f} percentage points to spare")  # fmt: skip
 
 
+def memory_sensitivity() -> None:
+    """The profile refitted at each memory efficiency: the fixed time per pass and the errors."""
+    print("the vllm profile refitted at each memory efficiency (share of the datasheet's bandwidth)")
+    for r in refits(tuple(load_measurements(MEASUREMENTS_FILE))):
+        splits = "; ".join(f"{s} {r.errors[s][0]:.1%} ({'met' if r.met(s) else 'MISSED'})" for s in r.errors)
+        print(f"  eta_mem {r.efficiency:.2f}: t_0 {r.values['target_pass_s'] * 1e3:.3f} ms, t_h "
+              f"{r.values['head_pass_s'] * 1e3:.3f} ms, plain step {r.plain_step_s * 1e3:.2f} ms, largest relative "
+              f"SE {r.largest_relative_se:.0%}; {splits}")  # fmt: skip
+
+
 def main() -> None:
     held_out_errors_vllm()
     eagle3_tradeoff()
+    memory_sensitivity()
     one_gpu()
     four_gpus()
 

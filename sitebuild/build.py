@@ -23,11 +23,11 @@ from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as data_multigpu
 from sitebuild.claims import article_claims
 from sitebuild.config import SiteSettings, load_site_settings
-from sitebuild.engine_tradeoff_file import read_record
 from sitebuild.figure_specs import FIGURES, FigureSpec
+from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, named, run_build, tidy, write_tree
-from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS, ROOT
+from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS, MEMORY_SENSITIVITY, ROOT
 from specmodel.cli import write_stdout
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
@@ -299,7 +299,13 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
         tables_engines.validation(data.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
     )
     files["tables/eagle3-tradeoff.md"] = (
-        tables_engines.eagle3_tradeoff(read_record(EAGLE3_TRADEOFF, MEASUREMENTS)[0]) + "\n"
+        tables_engines.eagle3_tradeoff(read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS)[0]) + "\n"
+    )
+    files["tables/memory-sensitivity.md"] = (
+        tables_engines.memory_sensitivity(
+            read_sensitivity(MEMORY_SENSITIVITY, MEASUREMENTS), settings.engines["vllm"].memory_efficiency_or(0.0)
+        )
+        + "\n"
     )
     multigpu = data_multigpu.multigpu_validation(settings)
     files["tables/multigpu-series.md"] = tables_engines.multigpu_series(multigpu) + "\n"

@@ -29,7 +29,7 @@ from scipy.optimize import least_squares
 
 from specmodel.engine_calibration import standard_errors
 from specmodel.measurements import Measurement, error_summary, predict
-from specmodel.model.constants import COMPUTE_EFFICIENCY
+from specmodel.model.constants import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
 from specmodel.model.engines import EngineProfile
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import Scenario
@@ -57,14 +57,22 @@ FITTED = ("target_pass_s", "head_pass_s", "overlap", "ngram_matched_acceptance")
 #: above 100% on those rows) and correlated at -0.98 with the compute efficiency, and it made
 #: large batches too optimistic (+21% on average from a fit on batch <= 16). The time per
 #: iteration is 0: fitted, its relative standard error was above 90%. The compute efficiency is
-#: the article's 0.75 of dense BF16 peak (specmodel.model.constants.COMPUTE_EFFICIENCY). The token
+#: the article's 0.75 of dense BF16 peak (specmodel.model.constants.COMPUTE_EFFICIENCY), and the
+#: memory efficiency the article's 0.80 of the datasheet's bandwidth (MEMORY_EFFICIENCY): the rows
+#: cannot pin it, and the fixed time per pass is what the anchor leaves over a roofline priced
+#: with it (sitebuild.memory_sensitivity refits the profile at other values). The token
 #: budget per pass is vLLM's default ``max_num_batched_tokens`` for the OpenAI server on a GPU of
 #: 70 GiB or more, 8192 (vllm/engine/arg_utils.py, v0.10.1): it sets how the prefill of refilled
 #: sequences lands on the passes (specmodel.model.prefill).
-FIXED = {"sequence_pass_s": 1.1e-6, "iteration_s": 0.0, "compute_efficiency": COMPUTE_EFFICIENCY, "token_budget": 8192}
+FIXED = {
+    "sequence_pass_s": 1.1e-6, "iteration_s": 0.0, "compute_efficiency": COMPUTE_EFFICIENCY,
+    "memory_efficiency": MEMORY_EFFICIENCY, "token_budget": 8192,
+}  # fmt: skip
 NOT_FITTED = (
     "sequence_pass_s = 1.1 us, the scheduler's per-request CPU time (vLLM PR #46112); compute_efficiency: the "
-    "settings' 0.75 of dense BF16 peak (the article's verify pass); iteration_s = 0 (not identifiable on "
+    "settings' 0.75 of dense BF16 peak (the article's verify pass); memory_efficiency: the article's 0.80 of the "
+    "datasheet's bandwidth (the rows cannot pin it; the fixed time per pass is the anchor's remainder over a "
+    "roofline priced with it); iteration_s = 0 (not identifiable on "
     "these rows); fused_head_pass_s unset (each source fitted alone asks for a "
     "slower EAGLE-3 step, by amounts that differ severalfold: engine_fit.eagle3_step_by_source); "
     "draft_model_pass_s unset (a draft model's pass pays the target's fixed time: it runs through the same "
@@ -93,6 +101,12 @@ def profile(values: Sequence[float], names: Sequence[str] = FITTED, **fixed: Any
     return EngineProfile(key="vllm", name="vLLM (fitted)", description=DESCRIPTION, batching="steady", **constants)
 
 
+def plain_step_s(settings: Settings) -> float:
+    """The ``vllm`` engine's plain decode step in the anchor's scenario (seconds): what the fit
+    holds near :data:`ANCHOR_SECONDS`."""
+    return 1.0 / float(evaluate(ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s)
+
+
 #: A prior that holds one fitted constant near another: ``(name, toward, width)`` adds the
 #: residual ``log(value[name] / value[toward]) / width`` (width in log units).
 Shrink = tuple[str, str, float]
@@ -110,7 +124,7 @@ def residuals(
     settings = Settings().with_engine(profile(values, names, **(fixed or {})))
     measured = np.array([r.measured_speedup for r in rows])
     predicted = predict(rows, "vllm", settings)
-    plain = 1.0 / float(evaluate(ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s)
+    plain = plain_step_s(settings)
     out = np.append(np.log(predicted / measured), ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS))
     if shrink is None:
         return out
@@ -159,15 +173,19 @@ def workload_of(row: Measurement) -> str:
 
 
 def group_out(
-    rows: list[Measurement], key: Callable[[Measurement], str], names: Sequence[str], shrink: Shrink | None = None
+    rows: list[Measurement],
+    key: Callable[[Measurement], str],
+    names: Sequence[str],
+    shrink: Shrink | None = None,
+    fixed: Mapping[str, Any] | None = None,
 ) -> FloatArray:
     """``predicted / measured - 1`` of every row, each predicted by a fit on the rows whose
-    ``key`` differs from its own."""
+    ``key`` differs from its own (``fixed``: constants set otherwise than in :data:`FIXED`)."""
     errors = np.empty(len(rows))
     for group in dict.fromkeys(key(r) for r in rows):
         inside = [i for i, r in enumerate(rows) if key(r) == group]
-        fitted = fit([r for r in rows if key(r) != group], names, shrink=shrink)
-        errors[inside] = _predict_errors([rows[i] for i in inside], fitted.values)
+        fitted = fit([r for r in rows if key(r) != group], names, fixed, shrink)
+        errors[inside] = _predict_errors([rows[i] for i in inside], fitted.values, fixed)
     return errors
 
 
@@ -205,20 +223,24 @@ def small_to_large_fit(
     return small, _predict_errors([r for r in rows if r.batch > largest], small.values, fixed)
 
 
-def small_to_large(rows: list[Measurement], names: Sequence[str], largest: int = 16) -> FloatArray:
+def small_to_large(
+    rows: list[Measurement], names: Sequence[str], largest: int = 16, fixed: Mapping[str, Any] | None = None
+) -> FloatArray:
     """``predicted / measured - 1`` of the rows at batch > ``largest``, fitted on the others."""
-    return small_to_large_fit(rows, names, largest)[1]
+    return small_to_large_fit(rows, names, largest, fixed)[1]
 
 
-def held_out(rows: list[Measurement], names: Sequence[str] = FITTED) -> dict[str, dict[str, float]]:
+def held_out(
+    rows: list[Measurement], names: Sequence[str] = FITTED, fixed: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, float]]:
     """The error summaries (median / p90 / max of |error|, and the mean signed error) of:
     leave one (source, workload) out, leave one source out, fit on batch <= 16 predicting the
-    larger batches, and in sample."""
+    larger batches, and in sample (``fixed``: constants set otherwise than in :data:`FIXED`)."""
     splits = {
-        "leave_one_workload_out": group_out(rows, workload_of, names),
-        "leave_one_source_out": group_out(rows, source_of, names),
-        "small_to_large": small_to_large(rows, names),
-        "in_sample": fit(rows, names).errors,
+        "leave_one_workload_out": group_out(rows, workload_of, names, fixed=fixed),
+        "leave_one_source_out": group_out(rows, source_of, names, fixed=fixed),
+        "small_to_large": small_to_large(rows, names, fixed=fixed),
+        "in_sample": fit(rows, names, fixed).errors,
     }
     return {k: {**error_summary(e), "mean": float(np.mean(e)), "rows": len(e)} for k, e in splits.items()}
 
@@ -253,6 +275,11 @@ TARGETS: dict[str, dict[str, float]] = {
     "small_to_large": {"median": 0.08},
     "in_sample": {"median": 0.06, "p90": 0.15},
 }
+
+
+#: Issue 22's limits on identifiability: no fitted constant's relative standard error above
+#: ``relative_se``, no two constants correlated beyond ``correlation``.
+IDENTIFIABLE = {"relative_se": 0.5, "correlation": 0.9}
 
 
 def slack(split: str, recorded: Sequence[float]) -> float:

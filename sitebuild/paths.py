@@ -12,3 +12,6 @@ LITERATURE = Path(__file__).resolve().parent / "data" / "literature.toml"
 #: What a step time of EAGLE-3's own would trade (sitebuild/engine_tradeoff.py), as ``make fit``
 #: records it; a test checks it is what a fresh computation gives.
 EAGLE3_TRADEOFF = Path(__file__).resolve().parent / "data" / "eagle3-tradeoff.json"
+#: The ``vllm`` profile refitted at other memory efficiencies (sitebuild/memory_sensitivity.py), as
+#: ``make fit`` records it; a test checks it is what a fresh computation gives.
+MEMORY_SENSITIVITY = Path(__file__).resolve().parent / "data" / "memory-sensitivity.json"

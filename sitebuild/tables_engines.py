@@ -11,6 +11,7 @@ import pandas as pd
 
 from sitebuild.config import SiteSettings
 from sitebuild.engine_tradeoff import SPLITS, Tradeoff, width_label
+from sitebuild.memory_sensitivity import HELD_OUT, Refit
 from sitebuild.theme import drafter_label
 from specmodel.formatting import percent
 from specmodel.model.engines import EngineProfile
@@ -25,6 +26,7 @@ CONSTANTS = (
     ("iteration_s", "t_i", 1e3, "ms", "fixed time per speculative iteration"),
     ("overlap", "p", 1.0, "", "overlap exponent of memory and arithmetic"),
     ("compute_efficiency", r"\eta_{\text{flop}}", 1.0, "", "achievable share of peak FLOP/s"),
+    ("memory_efficiency", r"\eta_{\text{mem}}", 1.0, "", "achievable share of the datasheet's memory bandwidth"),
     ("ngram_matched_acceptance", "a_n", 1.0, "", "first-token acceptance of a matched n-gram lookup"),
     ("token_budget", "C", 1.0, "tokens", "token budget per pass: a waiting prompt is prefilled whole up to it"),
 )
@@ -34,6 +36,8 @@ def _value(profile: EngineProfile, field: str, scale: float, settings: SiteSetti
     value = getattr(profile, field)
     if field == "compute_efficiency" and value is None:
         value = settings.constants.COMPUTE_EFFICIENCY
+    if field == "memory_efficiency" and value is None:
+        value = settings.constants.MEMORY_EFFICIENCY
     if value is None:
         empty = {"ngram_matched_acceptance": "none (always drafts)", "token_budget": "none (prefill spread evenly)"}
         return empty.get(field, "-")
@@ -123,4 +127,30 @@ def eagle3_tradeoff(results: Sequence[Tradeoff]) -> str:
             cells.append(f"{text} {'✓' if r.met(split) else '✗'}")
         times = f"{r.head_s * 1e3:.3g} | {r.eagle3_s * 1e3:.3g}"
         out.append(f"| {width_label(r.width)} | {times} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+#: How each split heads its column in the memory-efficiency table.
+SENSITIVITY_COLUMNS = {**TRADEOFF_COLUMNS, "leave_one_workload_out": "leave one source and workload out, median"}
+
+
+def memory_sensitivity(results: Sequence[Refit], profile_efficiency: float) -> str:
+    """The profile refitted at each memory efficiency: the fitted constants, the plain step it
+    predicts in the anchor's scenario, each split's errors (a target met ✓, missed ✗) and the
+    largest relative standard error (:mod:`sitebuild.memory_sensitivity`)."""
+    splits = ("in_sample", *HELD_OUT)
+    head = [r"\(\eta_{\text{mem}}\)", r"\(t_0\) (ms)", r"\(t_h\) (ms)", r"\(p\)", r"\(a_n\)", "plain step (ms)",
+            *(SENSITIVITY_COLUMNS[s] for s in splits), "largest relative SE"]  # fmt: skip
+    out = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for r in results:
+        label = f"{r.efficiency:.2f}" + (" (the profile)" if math.isclose(r.efficiency, profile_efficiency) else "")
+        v = r.values
+        cells = [label, f"{v['target_pass_s'] * 1e3:.3g}", f"{v['head_pass_s'] * 1e3:.3g}", f"{v['overlap']:.3g}",
+                 f"{v['ngram_matched_acceptance']:.3g}", f"{r.plain_step_s * 1e3:.3g}"]  # fmt: skip
+        for split in splits:
+            median, p90, _ = r.errors[split]
+            text = f"{percent(median, 1)} / {percent(p90, 1)}" if split == "in_sample" else percent(median, 1)
+            cells.append(f"{text} {'✓' if r.met(split) else '✗'}")
+        cells.append(percent(r.largest_relative_se))
+        out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)

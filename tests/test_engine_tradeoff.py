@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from sitebuild import engine_fit, engine_tradeoff
-from sitebuild.engine_tradeoff_file import read_record, record_text, same_record
+from sitebuild.fit_records import read_tradeoff, same_record, tradeoff_text
 from sitebuild.paths import EAGLE3_TRADEOFF
 from specmodel.errors import SpecModelError
 from specmodel.measurements import MEASUREMENTS_FILE, load_measurements
@@ -32,27 +32,27 @@ def results() -> tuple[engine_tradeoff.Tradeoff, ...]:
 
 
 def test_the_record_the_site_reads_is_a_fresh_computation(results):
-    fresh = record_text(results, engine_tradeoff.band(ROWS), MEASUREMENTS_FILE)
+    fresh = tradeoff_text(results, engine_tradeoff.band(ROWS), MEASUREMENTS_FILE)
     recorded = EAGLE3_TRADEOFF.read_text(encoding="utf-8")
     assert same_record(recorded, fresh), "run python tools/fit_engine.py (make fit)"
-    assert [r.width for r in read_record(EAGLE3_TRADEOFF, MEASUREMENTS_FILE)[0]] == list(engine_tradeoff.WIDTHS)
+    assert [r.width for r in read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS_FILE)[0]] == list(engine_tradeoff.WIDTHS)
 
 
 def test_a_record_of_other_measurements_is_refused(results, tmp_path):
     other = tmp_path / "measurements.csv"
     other.write_text(MEASUREMENTS_FILE.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     with pytest.raises(SpecModelError, match="computed on other measurements than measurements.csv: run python"):
-        read_record(EAGLE3_TRADEOFF, other)
+        read_tradeoff(EAGLE3_TRADEOFF, other)
 
 
 def test_the_comparison_notices_a_changed_number(results):
-    text = record_text(results, None, MEASUREMENTS_FILE)
+    text = tradeoff_text(results, None, MEASUREMENTS_FILE)
     assert same_record(text, text)
     nudged = engine_tradeoff.Tradeoff(
         results[1].width, results[1].head_s * 1.001, results[1].eagle3_s, results[1].errors
     )
-    assert not same_record(text, record_text((results[0], nudged, *results[2:]), None, MEASUREMENTS_FILE))
-    assert not same_record(text, record_text(results, engine_tradeoff.Band(1.0, 2.0, 1.5, 0.0), MEASUREMENTS_FILE))
+    assert not same_record(text, tradeoff_text((results[0], nudged, *results[2:]), None, MEASUREMENTS_FILE))
+    assert not same_record(text, tradeoff_text(results, engine_tradeoff.Band(1.0, 2.0, 1.5, 0.0), MEASUREMENTS_FILE))
 
 
 def test_width_zero_is_the_profiles_fit_and_its_held_out_splits(results):

@@ -1,7 +1,8 @@
 """Fit the ``vllm`` engine profile to public measurements and write it to
 ``specmodel/data/engines.toml`` with its provenance, residuals, standard errors and held-out
-errors, and what a step time of EAGLE-3's own would trade to
-``sitebuild/data/eagle3-tradeoff.json`` (``make fit``).
+errors, what a step time of EAGLE-3's own would trade to
+``sitebuild/data/eagle3-tradeoff.json``, and the profile refitted at other memory efficiencies to
+``sitebuild/data/memory-sensitivity.json`` (``make fit``).
 
     python tools/fit_engine.py                     # fit, write, print the residuals
     python tools/fit_engine.py --check             # fit and compare with the file; write nothing
@@ -37,8 +38,9 @@ from sitebuild.engine_fit import (
     readme_block,
 )
 from sitebuild.engine_tradeoff import band, tradeoffs
-from sitebuild.engine_tradeoff_file import record_text, same_record
-from sitebuild.paths import EAGLE3_TRADEOFF
+from sitebuild.fit_records import same_record, sensitivity_text, tradeoff_text
+from sitebuild.memory_sensitivity import refits
+from sitebuild.paths import EAGLE3_TRADEOFF, MEMORY_SENSITIVITY
 from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.engines import FitProvenance
 from specmodel.model.profile_file import toml_value
@@ -133,22 +135,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{split:<24} median {median:.1%}, p90 {p90:.1%}, worst {worst:.1%}")
     text = ENGINES.read_text(encoding="utf-8")
     new = render(text, result, fit_)
-    traded = record_text(tradeoffs(tuple(rows)), band(tuple(rows)), MEASUREMENTS)
+    records = {
+        EAGLE3_TRADEOFF: tradeoff_text(tradeoffs(tuple(rows)), band(tuple(rows)), MEASUREMENTS),
+        MEMORY_SENSITIVITY: sensitivity_text(refits(tuple(rows)), MEASUREMENTS),
+    }
     if args.check:
         same = _without_date(new) == _without_date(text) and readme(
             README.read_text(encoding="utf-8"), fit_
         ) == README.read_text(encoding="utf-8")
         print("engines.toml is " + ("current" if same else "NOT current: run python tools/fit_engine.py"))
-        recorded = EAGLE3_TRADEOFF.exists() and same_record(EAGLE3_TRADEOFF.read_text(encoding="utf-8"), traded)
-        print(
-            f"{EAGLE3_TRADEOFF.name} is " + ("current" if recorded else "NOT current: run python tools/fit_engine.py")
-        )
-        return 0 if same and recorded else 1
+        for path, fresh in records.items():
+            recorded = path.exists() and same_record(path.read_text(encoding="utf-8"), fresh)
+            print(f"{path.name} is " + ("current" if recorded else "NOT current: run python tools/fit_engine.py"))
+            same = same and recorded
+        return 0 if same else 1
     ENGINES.write_text(new, encoding="utf-8")
     README.write_text(readme(README.read_text(encoding="utf-8"), fit_), encoding="utf-8")
-    EAGLE3_TRADEOFF.write_text(traded, encoding="utf-8")
-    written = (ENGINES.relative_to(ROOT), EAGLE3_TRADEOFF.relative_to(ROOT))
-    print(f"wrote {written[0]}, {written[1]} and the held-out table of {README.name}")
+    for path, fresh in records.items():
+        path.write_text(fresh, encoding="utf-8")
+    written = ", ".join(str(p.relative_to(ROOT)) for p in (ENGINES, *records))
+    print(f"wrote {written} and the held-out table of {README.name}")
     return 0
 
 

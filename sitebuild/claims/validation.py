@@ -7,13 +7,13 @@ import numpy as np
 
 from sitebuild import engine_fit, engine_tradeoff
 from sitebuild import figures_data_multigpu as multi
-from sitebuild.claims.core import Said, claim, composed
+from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import verdict
 from sitebuild.config import SiteSettings
-from sitebuild.engine_tradeoff_file import read_record
 from sitebuild.figures_data import validation
+from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.numbers.text import name, percent, plain
-from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS
+from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS, MEMORY_SENSITIVITY
 from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary, load_measurements
@@ -176,7 +176,7 @@ def eagle3_tradeoff(settings: SiteSettings) -> Said:
     """Which prior widths on EAGLE-3's own step time meet which of issue 22's targets
     (:mod:`sitebuild.engine_tradeoff`, as ``make fit`` records it), and whether a band between
     two of them meets all."""
-    results, found = read_record(EAGLE3_TRADEOFF, MEASUREMENTS)
+    results, found = read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS)
     label = engine_tradeoff.width_label
     held = [s for s in engine_tradeoff.SPLITS if s != "in_sample"]
     together = [r for r in results if all(r.met(s) for s in engine_tradeoff.SPLITS)]
@@ -252,4 +252,63 @@ def multigpu_tails(settings: SiteSettings) -> Said:
     return composed("multigpu_tails", facets, values)
 
 
-CLAIMS = (ideal_optimistic, small_batch_fit, fidelity_targets, dataset_spread, eagle3_tradeoff, multigpu_tails)
+MEMORY_T0 = {
+    "rises": "Refitted with the memory efficiency set from {eta_low} to {eta_high}, the fixed time per target pass "
+    "rises from {t0_low} ms to {t0_high} ms.",
+    "uneven": "Refitted with the memory efficiency set from {eta_low} to {eta_high}, the fixed time per target pass "
+    "goes from {t0_low} ms to {t0_high} ms, not in one direction.",
+}
+MEMORY_IN_SAMPLE = {
+    "flat": "In sample every value fits about as well (a median error between {in_low} and {in_high}): the rows "
+    "cannot pin the memory efficiency, so the fixed time per pass is what the 7.07 ms plain step leaves over a "
+    "roofline at the assumed one, not a measured overhead of vLLM.",
+    "moves": "In sample the median error moves from {in_low} to {in_high}.",
+}
+MEMORY_HELD = {
+    "profile_best": "Held out, the profile's {eta_profile} does best of the values tried: its worst held-out median "
+    "is {held_profile}, against up to {held_worst}.",
+    "other_best": "Held out, the errors move more: the worst of the held-out medians is {held_best} at "
+    "{eta_best}, {held_worst} at {eta_worst} and {held_profile} at the profile's {eta_profile}. Taking the value "
+    "these errors favour would make them no longer held out, so the profile keeps the article's; a bandwidth "
+    "measured on the card, independently of these rows, is what could replace it.",
+}
+MEMORY_IDENTIFIABLE = {
+    "tight": "",
+    "loose": "At {loose_etas} a fitted constant's standard error exceeds half its value, the limit issue 22 sets "
+    "for a constant the rows can pin.",
+}
+
+
+def memory_sensitivity(settings: SiteSettings) -> Said:
+    """How the ``vllm`` profile's constants and errors move when it is refitted at other memory
+    efficiencies (:mod:`sitebuild.memory_sensitivity`, as ``make fit`` records it)."""
+    refits = read_sensitivity(MEMORY_SENSITIVITY, MEASUREMENTS)
+    own = settings.engines["vllm"].memory_efficiency_or(settings.constants.MEMORY_EFFICIENCY)
+    profile = min(refits, key=lambda r: abs(r.efficiency - own))
+    t0 = [r.values["target_pass_s"] for r in refits]
+    inside = [r.errors["in_sample"][0] for r in refits]
+    best = min(refits, key=lambda r: r.worst_held_out_median)
+    worst = max(refits, key=lambda r: r.worst_held_out_median)
+    loose = [r for r in refits if r.largest_relative_se > engine_fit.IDENTIFIABLE["relative_se"]]
+    values = {
+        "eta_low": plain(refits[0].efficiency), "eta_high": plain(refits[-1].efficiency),
+        "t0_low": plain(t0[0] * 1e3), "t0_high": plain(t0[-1] * 1e3),
+        "in_low": percent(min(inside), 1), "in_high": percent(max(inside), 1),
+        "eta_profile": plain(profile.efficiency), "held_profile": percent(profile.worst_held_out_median, 1),
+        "eta_best": plain(best.efficiency), "held_best": percent(best.worst_held_out_median, 1),
+        "eta_worst": plain(worst.efficiency), "held_worst": percent(worst.worst_held_out_median, 1),
+        "loose_etas": phrase(", ".join(f"{r.efficiency:.2f}" for r in loose)),
+    }  # fmt: skip
+    facets = [
+        ("fixed time", "rises" if all(b > a for a, b in zip(t0, t0[1:])) else "uneven", MEMORY_T0),
+        ("in sample", "flat" if max(inside) - min(inside) < 0.01 else "moves", MEMORY_IN_SAMPLE),
+        ("held out", "profile_best" if best is profile else "other_best", MEMORY_HELD),
+        ("identifiable", "loose" if loose else "tight", MEMORY_IDENTIFIABLE),
+    ]
+    return composed("memory_sensitivity", facets, values)
+
+
+CLAIMS = (
+    ideal_optimistic, small_batch_fit, fidelity_targets, dataset_spread, eagle3_tradeoff, memory_sensitivity,
+    multigpu_tails,
+)  # fmt: skip

@@ -58,6 +58,7 @@ def numbers(settings: SiteSettings) -> dict[str, Number]:
     p = settings.engines["vllm"]
     n["vllm_head_pass_ms"] = plain(p.head_pass_s * 1e3)
     n["vllm_token_budget"] = plain(p.token_budget or 0, 0)
+    n["vllm_memory_efficiency"] = plain(p.memory_efficiency_or(settings.constants.MEMORY_EFFICIENCY))
     n.update(held_out_numbers(p))
     steps = engine_fit.eagle3_step_by_source(load_measurements(MEASUREMENTS))
     for short, source in (("issue", "vllm-project/vllm issue #20780"), ("bench", "SpecDecode-Bench")):

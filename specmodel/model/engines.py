@@ -87,6 +87,8 @@ class EngineProfile(BaseModel):
     iteration_s: float = Field(ge=0)
     overlap: float = Field(ge=1)
     compute_efficiency: float | None = Field(None, gt=0, le=1)
+    #: achievable share of the datasheet's memory bandwidth (None: the settings' MEMORY_EFFICIENCY)
+    memory_efficiency: float | None = Field(None, gt=0, le=1)
     ngram_matched_acceptance: float | None = Field(None, gt=0, le=1)
     #: tokens one pass may schedule, decode and prefill (vLLM's ``max_num_batched_tokens``); a
     #: waiting prompt is prefilled whole up to what it leaves (None: prefill spread evenly)
@@ -109,6 +111,11 @@ class EngineProfile(BaseModel):
     def compute_efficiency_or(self, default: float) -> float:
         """The engine's achievable share of peak FLOP/s, or ``default`` (the settings') if it has none."""
         return default if self.compute_efficiency is None else self.compute_efficiency
+
+    def memory_efficiency_or(self, default: float) -> float:
+        """The engine's achievable share of the datasheet's memory bandwidth, or ``default``
+        (the settings') if it has none: the fixed times of a fitted profile were fitted with it."""
+        return default if self.memory_efficiency is None else self.memory_efficiency
 
 
 @cache

@@ -232,7 +232,7 @@ def _evaluate(
     )
     positions = 1 + match * (verified - 1)
     n = kv_read_length(t, generated, c.KV_READ_FRACTION)
-    me = c.MEMORY_EFFICIENCY
+    me = pairs.column(lambda e, d: e.memory_efficiency_or(c.MEMORY_EFFICIENCY))
     tokens_per_iteration = np.broadcast_to(acc.expected_tokens_per_iteration(small_u), shape).ravel()
     # gamma draft passes of Q_d positions on average, as the tree's engine builds it (trees.draft_positions)
     draft_q, drafted = trees.draft_positions(topk, g, grid.tree_draft_positions.ravel(), tokens_per_iteration)

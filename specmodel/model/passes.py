@@ -144,7 +144,7 @@ class PassPrice:
     position_flops: Numeric  #: f, FLOPs per query position at KV length n
     memory_bandwidth: float  #: B/s, datasheet
     peak_flops: float  #: FLOP/s, datasheet
-    memory_efficiency: Numeric  #: ``MEMORY_EFFICIENCY``
+    memory_efficiency: Numeric  #: ``MEMORY_EFFICIENCY``, or the engine's own
     compute_efficiency: Numeric  #: ``COMPUTE_EFFICIENCY``, or the engine's own
     shards: Numeric = 1.0  #: N, GPUs the weights and arithmetic are split over
     kv_share: Numeric = 1.0  #: share of the cache one GPU holds

@@ -1,0 +1,132 @@
+"""What ``make fit`` records beside the profile for the site to read: the EAGLE-3 trade-off
+(:mod:`sitebuild.engine_tradeoff`) in ``sitebuild/data/eagle3-tradeoff.json`` and the refits at
+other memory efficiencies (:mod:`sitebuild.memory_sensitivity`) in
+``sitebuild/data/memory-sensitivity.json``. The fits take tens of seconds, so the site reads
+the records instead of refitting at every build, as it reads the profile's held-out errors
+from ``engines.toml``; ``python tools/fit_engine.py --check`` and the tests check that each
+record is what a fresh computation gives. Each record carries the checksum of the
+measurements it was computed on, and one computed on other measurements is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from sitebuild.engine_tradeoff import Band, Tradeoff
+from sitebuild.memory_sensitivity import Refit
+from specmodel.errors import SpecModelError
+
+DIGITS = 6  #: significant digits recorded
+
+
+def _round(x: float) -> float | str:
+    return "inf" if math.isinf(x) else float(f"{x:.{DIGITS}g}")
+
+
+def _triples(errors: dict[str, tuple[float, float, float]]) -> dict[str, list[float | str]]:
+    return {s: [_round(v) for v in e] for s, e in errors.items()}
+
+
+def _read_triples(errors: dict[str, list[float]]) -> dict[str, tuple[float, float, float]]:
+    return {s: (float(e[0]), float(e[1]), float(e[2])) for s, e in errors.items()}
+
+
+def _dump(data: dict[str, Any], measurements: Path) -> str:
+    """A record as JSON text with the measurements' checksum (sorted keys, no NaN:
+    byte-identical for identical inputs)."""
+    data = {"measurements_sha256": hashlib.sha256(measurements.read_bytes()).hexdigest(), **data}
+    return json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+
+def _load(path: Path, measurements: Path) -> dict[str, Any]:
+    """A record's data; :class:`SpecModelError` if it is missing or was computed on other
+    measurements than ``measurements`` (then ``make fit`` redoes it)."""
+    redo = "run python tools/fit_engine.py (make fit) to redo it"
+    if not path.is_file():
+        raise SpecModelError(f"{path.name} is missing: {redo}")
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("measurements_sha256") != hashlib.sha256(measurements.read_bytes()).hexdigest():
+        raise SpecModelError(f"{path.name} was computed on other measurements than {measurements.name}: {redo}")
+    return data
+
+
+def tradeoff_text(results: tuple[Tradeoff, ...], band: Band | None, measurements: Path) -> str:
+    """The trade-off's record: each width's fitted step times and errors, and the band."""
+    widths = [
+        {"width": _round(r.width), "head_s": _round(r.head_s), "eagle3_s": _round(r.eagle3_s),
+         "errors": _triples(r.errors)}
+        for r in results
+    ]  # fmt: skip
+    found = None if band is None else {k: _round(getattr(band, k)) for k in ("low", "high", "middle", "margin")}
+    return _dump({"widths": widths, "band": found}, measurements)
+
+
+def read_tradeoff(path: Path, measurements: Path) -> tuple[tuple[Tradeoff, ...], Band | None]:
+    """The recorded widths and band (:func:`_load`'s refusals)."""
+    data = _load(path, measurements)
+    results = tuple(
+        Tradeoff(float(w["width"]), float(w["head_s"]), float(w["eagle3_s"]), _read_triples(w["errors"]))
+        for w in data["widths"]
+    )
+    band = None if data["band"] is None else Band(**{k: float(v) for k, v in data["band"].items()})
+    return results, band
+
+
+def sensitivity_text(results: tuple[Refit, ...], measurements: Path) -> str:
+    """The memory-efficiency record: each refit's constants, plain step, errors and identifiability."""
+    refits = [
+        {"efficiency": _round(r.efficiency), "values": {k: _round(v) for k, v in r.values.items()},
+         "plain_step_s": _round(r.plain_step_s), "errors": _triples(r.errors),
+         "largest_relative_se": _round(r.largest_relative_se), "largest_correlation": _round(r.largest_correlation)}
+        for r in results
+    ]  # fmt: skip
+    return _dump({"refits": refits}, measurements)
+
+
+def read_sensitivity(path: Path, measurements: Path) -> tuple[Refit, ...]:
+    """The recorded refits (:func:`_load`'s refusals); constants by name."""
+    return tuple(
+        Refit(
+            efficiency=float(r["efficiency"]),
+            values={k: float(v) for k, v in r["values"].items()},
+            plain_step_s=float(r["plain_step_s"]),
+            errors=_read_triples(r["errors"]),
+            largest_relative_se=float(r["largest_relative_se"]),
+            largest_correlation=float(r["largest_correlation"]),
+        )
+        for r in _load(path, measurements)["refits"]
+    )
+
+
+def _numbers(value: Any) -> list[float]:
+    """Every number in a parsed record, in order (``"inf"`` as infinity, a missing band as none)."""
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in _numbers(value[k])]
+    if isinstance(value, list):
+        return [x for v in value for x in _numbers(v)]
+    if value is None or isinstance(value, str) and value != "inf":  # the checksum, a missing band
+        return []
+    return [float(value)]
+
+
+def same_record(text: str, other: str, tolerance: float = 1e-4) -> bool:
+    """Whether two records agree: the same checksum and keys, every number within a relative
+    ``tolerance``, so that a last digit a fit leaves to the machine does not count as a change."""
+    a, b = json.loads(text), json.loads(other)
+    if a["measurements_sha256"] != b["measurements_sha256"] or _keys(a) != _keys(b):
+        return False
+    x, y = _numbers(a), _numbers(b)
+    return len(x) == len(y) and all(math.isclose(p, q, rel_tol=tolerance, abs_tol=1e-12) for p, q in zip(x, y))
+
+
+def _keys(value: Any) -> list[str]:
+    """Every key of a parsed record, nested, in order (a missing band has none)."""
+    if isinstance(value, dict):
+        return [f"{k}.{sub}" for k in sorted(value) for sub in ["", *_keys(value[k])]]
+    if isinstance(value, list):
+        return [x for v in value for x in _keys(v)]
+    return []
