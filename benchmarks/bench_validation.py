@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild.engine_fit import TARGETS as HELD_OUT_TARGETS
 from sitebuild.engine_fit import IDENTIFIABLE, fit, held_out, identifiability
+from sitebuild.engine_fit import TARGETS as HELD_OUT_TARGETS
 from sitebuild.engine_tradeoff import SPLITS, band, tradeoffs, width_label
 from sitebuild.memory_sensitivity import refits
 from specmodel.acceptance_fit import fit_series, held_out_errors

@@ -27,7 +27,7 @@ from sitebuild.figure_specs import FIGURES, FigureSpec
 from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, named, run_build, tidy, write_tree
-from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS, MEMORY_SENSITIVITY, ROOT
+from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, ROOT
 from specmodel.cli import write_stdout
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
@@ -297,6 +297,9 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     files["tables/engines.md"] = tables_engines.engines(settings) + "\n"
     files["tables/validation.md"] = (
         tables_engines.validation(data.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
+    )
+    files["tables/validation-elsewhere.md"] = (
+        tables_engines.validation(data.validation(settings, load_measurements(ELSEWHERE))) + "\n"
     )
     files["tables/eagle3-tradeoff.md"] = (
         tables_engines.eagle3_tradeoff(read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS)[0]) + "\n"

@@ -108,10 +108,18 @@ class Measurement(BaseModel):
 
     @property
     def source_url(self) -> str | None:
-        """A link to the source: the GitHub issue or the arXiv paper it names."""
-        issue = re.search(r"([\w.-]+/[\w.-]+) issue #(\d+)", self.source)
+        """A link to the source: the GitHub issue or pull request, or the arXiv paper it names.
+
+        >>> row = dict(engine="vLLM", hardware="h100-sxm", target="llama-3.1-8b", method="eagle", batch=1,
+        ...            prompt_tokens=1, output_tokens=1, num_speculative_tokens=1, measured_speedup=1.0,
+        ...            speedup_definition="vanilla TPOT / speculative TPOT")
+        >>> Measurement(source="vllm-project/vllm PR #16035 (a comment)", **row).source_url
+        'https://github.com/vllm-project/vllm/pull/16035'
+        """
+        issue = re.search(r"([\w.-]+/[\w.-]+) (issue|PR) #(\d+)", self.source)
         if issue:
-            return f"https://github.com/{issue.group(1)}/issues/{issue.group(2)}"
+            kind = "issues" if issue.group(2) == "issue" else "pull"
+            return f"https://github.com/{issue.group(1)}/{kind}/{issue.group(3)}"
         paper = re.search(r"arXiv:(\d{4}\.\d{4,5})", self.source)
         return f"https://arxiv.org/abs/{paper.group(1)}" if paper else None
 

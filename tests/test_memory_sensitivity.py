@@ -43,8 +43,10 @@ def refits() -> tuple[memory_sensitivity.Refit, ...]:
 def test_an_engines_memory_efficiency_prices_bytes_as_the_settings_would(efficiency):
     vllm = engine_catalog()["vllm"]
     own = Settings().with_engine(vllm.model_copy(update={"memory_efficiency": efficiency}))
-    inherited = Settings().with_constants(MEMORY_EFFICIENCY=efficiency).with_engine(
-        vllm.model_copy(update={"memory_efficiency": None})
+    inherited = (
+        Settings()
+        .with_constants(MEMORY_EFFICIENCY=efficiency)
+        .with_engine(vllm.model_copy(update={"memory_efficiency": None}))
     )
     a, b = (evaluate(**SCENARIO, engine="vllm", settings=s) for s in (own, inherited))
     np.testing.assert_allclose(a.speedup, b.speedup, rtol=1e-12)
@@ -124,7 +126,7 @@ def test_the_pages_sentence_follows_the_refits(monkeypatch, refits):
 
 def test_the_sentence_changes_when_the_refits_do(monkeypatch, refits):
     profile = next(r for r in refits if r.efficiency == engine_fit.FIXED["memory_efficiency"])
-    better = {s: (0.01, 0.02, 0.03) for s in profile.errors}
+    better = dict.fromkeys(profile.errors, (0.01, 0.02, 0.03))
     tight = [dataclasses.replace(r, largest_relative_se=0.2) for r in refits]
     changed = [dataclasses.replace(r, errors=better) if r is profile else r for r in refits]
     assert _said(monkeypatch, tuple(changed)).outcome.split(":")[2] == "profile_best"

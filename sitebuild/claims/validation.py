@@ -13,7 +13,7 @@ from sitebuild.config import SiteSettings
 from sitebuild.figures_data import validation
 from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.numbers.text import name, percent, plain
-from sitebuild.paths import EAGLE3_TRADEOFF, MEASUREMENTS, MEMORY_SENSITIVITY
+from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY
 from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary, load_measurements
@@ -308,7 +308,27 @@ def memory_sensitivity(settings: SiteSettings) -> Said:
     return composed("memory_sensitivity", facets, values)
 
 
+ELSEWHERE_WORDS = {
+    "vllm_closer": "On each of the {rows} rows the `vllm` profile comes closer than the ideal roofline: its "
+    "errors run from {vllm_low} to {vllm_high}, the ideal model's from {ideal_low} to {ideal_high}.",
+    "mixed": "The `vllm` profile is not closer than the ideal roofline on every row: its errors run from "
+    "{vllm_low} to {vllm_high}, the ideal model's from {ideal_low} to {ideal_high}.",
+}
+
+
+def elsewhere(settings: SiteSettings) -> Said:
+    """Whether the fitted profile predicts the public measurements found outside the brief (never
+    fitted) better than the ideal roofline, row by row."""
+    data = validation(settings, load_measurements(ELSEWHERE))
+    ideal, vllm = data["ideal_error"].to_numpy(), data["vllm_error"].to_numpy()
+    values = {"rows": plain(len(data), 0), "vllm_low": percent(vllm.min(), 1, signed=True),
+              "vllm_high": percent(vllm.max(), 1, signed=True), "ideal_low": percent(ideal.min(), 1, signed=True),
+              "ideal_high": percent(ideal.max(), 1, signed=True)}  # fmt: skip
+    closer = bool(np.all(np.abs(vllm) < np.abs(ideal)))
+    return claim("elsewhere", "vllm_closer" if closer else "mixed", values, ELSEWHERE_WORDS)
+
+
 CLAIMS = (
     ideal_optimistic, small_batch_fit, fidelity_targets, dataset_spread, eagle3_tradeoff, memory_sensitivity,
-    multigpu_tails,
+    elsewhere, multigpu_tails,
 )  # fmt: skip
