@@ -62,6 +62,13 @@ def test_ideal_takes_the_settings_memory_efficiency_whatever_vllms_is():
     assert engine_catalog()["ideal"].memory_efficiency is None
 
 
+def test_a_changed_constant_reprices_ideal_but_not_the_fitted_profile():
+    changed = Settings().with_constants(MEMORY_EFFICIENCY=0.6)
+    for engine, moved in (("ideal", True), ("vllm", False)):
+        a, b = (evaluate(**SCENARIO, engine=engine, settings=s).base_tokens_per_s for s in (Settings(), changed))
+        assert (not np.allclose(a, b)) == moved, engine
+
+
 def test_the_refit_at_the_profiles_efficiency_is_the_profile(refits):
     vllm = engine_catalog()["vllm"]
     assert vllm.memory_efficiency == engine_fit.FIXED["memory_efficiency"]

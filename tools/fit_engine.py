@@ -53,6 +53,11 @@ README = ROOT / "README.md"
 OWNED = {"name", "description", "batching", "fused_head_pass_s", "compute_efficiency", *FIXED, *FITTED}
 
 
+#: Decimals of the error summaries recorded (shares): enough that a page printing them to a tenth
+#: of a percent rounds the fit's own value, not a value already rounded once.
+ERROR_DIGITS = 6
+
+
 def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> FitProvenance:
     """The fit's provenance: the file and its checksum, the residuals, the fitted constants'
     relative standard errors and largest correlation, and the held-out summaries."""
@@ -63,13 +68,13 @@ def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> 
         measurements="specmodel/data/measurements.csv",
         measurements_sha256=hashlib.sha256(MEASUREMENTS.read_bytes()).hexdigest(), rows=len(rows),
         fitted_on=date.today().isoformat(), method="scipy.optimize.least_squares (trf) on log(predicted/measured)",
-        median_abs_error=round(summary["median"], 4), p90_abs_error=round(summary["p90"], 4),
-        max_abs_error=round(summary["max"], 4), anchor=ANCHOR_SOURCE,
+        median_abs_error=round(summary["median"], ERROR_DIGITS), p90_abs_error=round(summary["p90"], ERROR_DIGITS),
+        max_abs_error=round(summary["max"], ERROR_DIGITS), anchor=ANCHOR_SOURCE,
         residuals=tuple(round(float(e), 4) for e in result.errors), fitted=tuple(result.values),
         not_fitted=NOT_FITTED,
         relative_standard_errors=tuple(round(v, 3) for v in ident.relative_se.values()),
         largest_correlation=round(corr, 3), largest_correlation_pair=(first, second),
-        held_out={k: (round(v["median"], 4), round(v["p90"], 4), round(v["max"], 4)) for k, v in splits.items()},
+        held_out={k: tuple(round(v[s], ERROR_DIGITS) for s in ("median", "p90", "max")) for k, v in splits.items()},
     )  # fmt: skip
 
 
