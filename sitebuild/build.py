@@ -304,12 +304,9 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     files["tables/eagle3-tradeoff.md"] = (
         tables_engines.eagle3_tradeoff(read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS)[0]) + "\n"
     )
-    files["tables/memory-sensitivity.md"] = (
-        tables_engines.memory_sensitivity(
-            read_sensitivity(MEMORY_SENSITIVITY, MEASUREMENTS), settings.engines["vllm"].memory_efficiency_or(0.0)
-        )
-        + "\n"
-    )
+    own_efficiency = settings.engines["vllm"].memory_efficiency_or(settings.constants.MEMORY_EFFICIENCY)
+    sensitivity = read_sensitivity(MEMORY_SENSITIVITY, MEASUREMENTS)
+    files["tables/memory-sensitivity.md"] = tables_engines.memory_sensitivity(sensitivity, own_efficiency) + "\n"
     multigpu = data_multigpu.multigpu_validation(settings)
     files["tables/multigpu-series.md"] = tables_engines.multigpu_series(multigpu) + "\n"
     files["tables/multigpu-validation.md"] = tables_engines.multigpu_validation(multigpu) + "\n"

@@ -77,11 +77,11 @@ def read_tradeoff(path: Path, measurements: Path) -> tuple[tuple[Tradeoff, ...],
 
 
 def sensitivity_text(results: tuple[Refit, ...], measurements: Path) -> str:
-    """The memory-efficiency record: each refit's constants, plain step, errors and identifiability."""
+    """The memory-efficiency record: each refit's constants, plain step, errors and largest relative SE."""
     refits = [
         {"efficiency": _round(r.efficiency), "values": {k: _round(v) for k, v in r.values.items()},
          "plain_step_s": _round(r.plain_step_s), "errors": _triples(r.errors),
-         "largest_relative_se": _round(r.largest_relative_se), "largest_correlation": _round(r.largest_correlation)}
+         "largest_relative_se": _round(r.largest_relative_se)}
         for r in results
     ]  # fmt: skip
     return _dump({"refits": refits}, measurements)
@@ -96,7 +96,6 @@ def read_sensitivity(path: Path, measurements: Path) -> tuple[Refit, ...]:
             plain_step_s=float(r["plain_step_s"]),
             errors=_read_triples(r["errors"]),
             largest_relative_se=float(r["largest_relative_se"]),
-            largest_correlation=float(r["largest_correlation"]),
         )
         for r in _load(path, measurements)["refits"]
     )

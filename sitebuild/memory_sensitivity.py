@@ -30,15 +30,13 @@ HELD_OUT = ("leave_one_source_out", "leave_one_workload_out", "small_to_large")
 class Refit:
     """The profile refitted with memory efficiency ``efficiency``: its fitted constants (SI), its
     plain step in the anchor's scenario (seconds), each split's ``(median, p90, worst)`` of
-    ``|predicted / measured - 1|``, and its constants' identifiability (the largest relative
-    standard error and the largest ``|correlation|``)."""
+    ``|predicted / measured - 1|``, and the largest relative standard error of its constants."""
 
     efficiency: float
     values: dict[str, float]
     plain_step_s: float
     errors: dict[str, tuple[float, float, float]]
     largest_relative_se: float
-    largest_correlation: float
 
     def met(self, split: str) -> bool:
         """Whether this refit meets ``split``'s targets (:data:`sitebuild.engine_fit.TARGETS`)."""
@@ -56,15 +54,13 @@ def refit(rows: list[Measurement], efficiency: float) -> Refit:
     fixed = {"memory_efficiency": efficiency}
     full = engine_fit.fit(rows, engine_fit.FITTED, fixed)
     splits = engine_fit.held_out(rows, fixed=fixed)
-    ident = engine_fit.identifiability(full)
     settings = Settings().with_engine(engine_fit.profile(list(full.values.values()), list(full.values), **fixed))
     return Refit(
         efficiency=efficiency,
         values=full.values,
         plain_step_s=engine_fit.plain_step_s(settings),
         errors={k: (v["median"], v["p90"], v["max"]) for k, v in splits.items()},
-        largest_relative_se=max(ident.relative_se.values()),
-        largest_correlation=abs(ident.largest[2]),
+        largest_relative_se=max(engine_fit.identifiability(full).relative_se.values()),
     )
 
 

@@ -34,10 +34,10 @@ CONSTANTS = (
 
 def _value(profile: EngineProfile, field: str, scale: float, settings: SiteSettings) -> str:
     value = getattr(profile, field)
-    if field == "compute_efficiency" and value is None:
-        value = settings.constants.COMPUTE_EFFICIENCY
-    if field == "memory_efficiency" and value is None:
-        value = settings.constants.MEMORY_EFFICIENCY
+    if field == "compute_efficiency":
+        value = profile.compute_efficiency_or(settings.constants.COMPUTE_EFFICIENCY)
+    if field == "memory_efficiency":
+        value = profile.memory_efficiency_or(settings.constants.MEMORY_EFFICIENCY)
     if value is None:
         empty = {"ngram_matched_acceptance": "none (always drafts)", "token_budget": "none (prefill spread evenly)"}
         return empty.get(field, "-")
@@ -112,6 +112,14 @@ TRADEOFF_COLUMNS = {"in_sample": "in sample, median / p90", "leave_one_source_ou
                     "small_to_large": "batch 1 and 16 to 64 and 128, median"}  # fmt: skip
 
 
+def _target_cell(errors: tuple[float, float, float], split: str, met: bool) -> str:
+    """A split's ``(median, p90, worst)`` as a table cell: the median (and, in sample, the 90th
+    percentile the targets also name), then ✓ if the split meets its targets, ✗ if not."""
+    median, p90, _ = errors
+    text = f"{percent(median, 1)} / {percent(p90, 1)}" if split == "in_sample" else percent(median, 1)
+    return f"{text} {'✓' if met else '✗'}"
+
+
 def eagle3_tradeoff(results: Sequence[Tradeoff]) -> str:
     """EAGLE-3's own step time under each prior width: the fitted step times and each split's
     errors, a target met marked ✓ and one missed ✗ (:mod:`sitebuild.engine_tradeoff`)."""
@@ -120,11 +128,7 @@ def eagle3_tradeoff(results: Sequence[Tradeoff]) -> str:
     )
     out = [f"| {head} |", "| --- |" + " ---: |" * (2 + len(SPLITS))]
     for r in results:
-        cells = []
-        for split in SPLITS:
-            median, p90, _ = r.errors[split]
-            text = f"{percent(median, 1)} / {percent(p90, 1)}" if split == "in_sample" else percent(median, 1)
-            cells.append(f"{text} {'✓' if r.met(split) else '✗'}")
+        cells = [_target_cell(r.errors[split], split, r.met(split)) for split in SPLITS]
         times = f"{r.head_s * 1e3:.3g} | {r.eagle3_s * 1e3:.3g}"
         out.append(f"| {width_label(r.width)} | {times} | " + " | ".join(cells) + " |")
     return "\n".join(out)
@@ -147,10 +151,7 @@ def memory_sensitivity(results: Sequence[Refit], profile_efficiency: float) -> s
         v = r.values
         cells = [label, f"{v['target_pass_s'] * 1e3:.3g}", f"{v['head_pass_s'] * 1e3:.3g}", f"{v['overlap']:.3g}",
                  f"{v['ngram_matched_acceptance']:.3g}", f"{r.plain_step_s * 1e3:.3g}"]  # fmt: skip
-        for split in splits:
-            median, p90, _ = r.errors[split]
-            text = f"{percent(median, 1)} / {percent(p90, 1)}" if split == "in_sample" else percent(median, 1)
-            cells.append(f"{text} {'✓' if r.met(split) else '✗'}")
+        cells += [_target_cell(r.errors[split], split, r.met(split)) for split in splits]
         cells.append(percent(r.largest_relative_se))
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
