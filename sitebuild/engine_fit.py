@@ -12,9 +12,14 @@ SpecDecode-Bench arXiv:2601.11580 at four workloads and batch 1-128; the strict
 leave-one-source-out is also computed); (b) fit on batch <= 16, predict batch 64 and 128;
 (c) in sample. Each as median / p90 / worst of ``|predicted / measured - 1|``.
 
+Where the rows given to a fit cannot tell values of a constant apart, the fit takes the value
+nearest the ideal roofline (:data:`TIEBREAK`): without that, a fit on a subset of the rows (the
+small batches, one source) stopped wherever the optimiser's rounding left it, and its held-out
+predictions changed from one CPU to another.
+
 Standard errors (``specmodel.engine_calibration.standard_errors``, shared with ``fit-engine``):
 ``cov = s^2 (J^T J)^-1`` with J the Jacobian of the residuals at the optimum and
-``s^2 = sum r^2 / (n - k)`` (Gauss-Newton, residuals in log).
+``s^2 = sum r^2 / (n - k)`` (Gauss-Newton, residuals in log), over the rows and the anchor.
 """
 
 from __future__ import annotations
@@ -79,6 +84,19 @@ NOT_FITTED = (
     f"engine); token_budget = {FIXED['token_budget']}, vLLM's default max_num_batched_tokens on an H100 "
     "(vllm/engine/arg_utils.py)"
 )
+#: The tie-break: each of these constants adds the residual ``log(value / centre) / TIEBREAK_WIDTH``,
+#: centred on the bound that behaves as the ideal roofline does: the overlap exponent at its
+#: largest (the rule tends to the roofline's max), the n-gram constant at its smallest (every
+#: lookup drafts, as the article assumes). These are the two constants a subset of the rows can
+#: leave unpinned: at batch 1 and 16 every pass is bound by memory, so no large exponent changes a
+#: prediction, and then neither does how many tokens the lookup drafts; a source with no n-gram
+#: row says nothing of the n-gram constant. The width is wide enough that a constant the rows do
+#: pin moves by under a sixth of its standard error (tests/test_fit_determinism.py).
+TIEBREAK: dict[str, float] = {"overlap": PARAMETERS["overlap"][2], "ngram_matched_acceptance": PARAMETERS[
+    "ngram_matched_acceptance"][1]}  # fmt: skip
+TIEBREAK_WIDTH = 3000.0
+#: Most runs of one search in a fit, restarts included (:func:`fit`).
+RESTARTS = 4
 #: Plain decode step (TPOT) of Llama-3.1-8B, batch 1, H100: vLLM issue #20780.
 ANCHOR_SECONDS = 7.07e-3
 ANCHOR_SCENARIO = Scenario(
@@ -120,15 +138,20 @@ def residuals(
     shrink: Shrink | None = None,
 ) -> FloatArray:
     """``log(predicted / measured)`` per row, then the anchor's ``w log(t_plain / 7.07 ms)``,
-    then, with ``shrink``, its prior's residual."""
+    then the tie-break's residual of each constant of :data:`TIEBREAK` fitted, then, with
+    ``shrink``, its prior's residual."""
     settings = Settings().with_engine(profile(values, names, **(fixed or {})))
     measured = np.array([r.measured_speedup for r in rows])
     predicted = predict(rows, "vllm", settings)
     plain = plain_step_s(settings)
-    out = np.append(np.log(predicted / measured), ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS))
+    by_name = dict(zip(names, values, strict=True))
+    ties = [math.log(by_name[n] / centre) / TIEBREAK_WIDTH for n, centre in TIEBREAK.items() if n in by_name]
+    out = np.concatenate(
+        [np.log(predicted / measured), [ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS)], np.array(ties, dtype=float)]
+    )
     if shrink is None:
         return out
-    by_name, (name, toward, width) = dict(zip(names, values, strict=True)), shrink
+    name, toward, width = shrink
     return np.append(out, math.log(by_name[name] / by_name[toward]) / width)
 
 
@@ -150,16 +173,67 @@ def fit(
     shrink: Shrink | None = None,
 ) -> Fit:
     """Least squares of :func:`residuals` over the constants ``names`` (module docstring); with
-    ``shrink``, the two constants it ties are searched above 1 ns so that their log exists."""
+    ``shrink``, the two constants it ties are searched above 1 ns so that their log exists (the
+    tie-break's constants have bounds above zero).
+
+    The n-gram match rate ``min(1, u_1 / a)`` bends at every n-gram row's ``u_1`` (:func:`kinks`),
+    and a bend can hold a local minimum or stop a trust region short of one. So each search
+    restarts from where it stopped until a restart gains nothing (at most :data:`RESTARTS` runs),
+    and, when ``a`` is fitted on rows with n-gram runs, a search is run again from a start of
+    ``a`` inside every other stretch between bends (:func:`stretch_starts`), the other constants
+    where the first search left them; one that ends lower is restarted in turn, and the lowest
+    cost wins."""
     start, low, high = (np.array([PARAMETERS[n][i] for n in names]) for i in range(3))
     if shrink is not None:
         low = np.where([n in shrink[:2] for n in names], np.maximum(low, 1e-9), low)
-    result = least_squares(
-        residuals, start, bounds=(low, high), args=(rows, list(names), fixed, shrink), x_scale=start,
-        xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=500,
-    )  # fmt: skip
-    values = dict(zip(names, (float(v) for v in result.x), strict=True))
-    return Fit(values, np.exp(result.fun[: len(rows)]) - 1.0, result.fun, result.jac)
+
+    def search(at: FloatArray, runs: int = RESTARTS) -> Any:
+        result = _search(at, low, high, start, (rows, list(names), fixed, shrink))
+        for _ in range(runs - 1):
+            again = _search(result.x, low, high, start, (rows, list(names), fixed, shrink))
+            if again.cost >= result.cost * (1.0 - 1e-9):
+                break
+            result = again
+        return result
+
+    best = search(start)
+    bends = kinks(rows, names)
+    if bends:
+        i = list(names).index("ngram_matched_acceptance")
+        for a in stretch_starts(bends, low[i], high[i], skip=float(best.x[i])):
+            other = search(np.where(np.arange(len(names)) == i, a, best.x), runs=1)
+            best = search(other.x) if other.cost < best.cost * (1.0 - 1e-9) else best
+    values = dict(zip(names, (float(v) for v in best.x), strict=True))
+    return Fit(values, np.exp(best.fun[: len(rows)]) - 1.0, best.fun, best.jac)
+
+
+def _search(at: FloatArray, low: FloatArray, high: FloatArray, scale: FloatArray, args: tuple[Any, ...]) -> Any:
+    """One run of scipy's trust-region reflective least squares on :func:`residuals` from ``at``."""
+    return least_squares(
+        residuals, at, bounds=(low, high), args=args, x_scale=scale, xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=500
+    )
+
+
+def kinks(rows: list[Measurement], names: Sequence[str]) -> list[float]:
+    """Where the n-gram match rate ``min(1, u_1 / a)`` bends as a function of ``a``: the first
+    guess's acceptance ``u_1`` of every n-gram row that states it, ascending (none when ``a`` is
+    not among ``names``)."""
+    if "ngram_matched_acceptance" not in names:
+        return []
+    return sorted({r.per_position_acceptance[0] for r in rows if r.method == "ngram" and r.per_position_acceptance})
+
+
+def stretch_starts(bends: Sequence[float], low: float, high: float, skip: float | None = None) -> list[float]:
+    """A start inside each stretch between ``low``, the ``bends`` and ``high`` (its geometric
+    middle), but the stretch that holds ``skip``.
+
+    >>> [round(a, 3) for a in stretch_starts([0.1, 0.4], 0.05, 1.0)]
+    [0.071, 0.2, 0.632]
+    >>> [round(a, 3) for a in stretch_starts([0.1, 0.4], 0.05, 1.0, skip=0.3)]
+    [0.071, 0.632]
+    """
+    edges = [low, *(b for b in bends if low < b < high), high]
+    return [math.sqrt(a * b) for a, b in zip(edges, edges[1:]) if skip is None or not a <= skip <= b]
 
 
 def source_of(row: Measurement) -> str:
@@ -258,10 +332,11 @@ class Identifiability:
 def identifiability(result: Fit) -> Identifiability:
     """The constants' relative standard errors and correlations (:func:`standard_errors`)."""
     names = list(result.values)
-    se, corr = standard_errors(result.jacobian, result.residuals)
+    data = len(result.errors) + 1  # the rows and the anchor: what the rows pin, not the tie-break
+    se, corr = standard_errors(result.jacobian[:data], result.residuals[:data])
     values = np.array([abs(v) for v in result.values.values()])
     relative = np.divide(se, values, out=np.full(len(se), np.inf), where=values > 0)
-    off = np.abs(np.nan_to_num(corr)) - np.eye(len(names))
+    off = np.triu(np.abs(np.nan_to_num(corr)), k=1)  # each pair once, in the fit's order
     i, j = (int(k) for k in np.unravel_index(int(np.argmax(off)), off.shape)) if len(names) > 1 else (0, 0)
     return Identifiability(
         dict(zip(names, (float(x) for x in relative), strict=True)), corr, (names[i], names[j], float(corr[i, j]))

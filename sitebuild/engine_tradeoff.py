@@ -27,6 +27,10 @@ from specmodel.measurements import Measurement, error_summary
 
 #: The prior widths tried, in log units (0: no term of its own; inf: no prior).
 WIDTHS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
+#: The least margin (a share: 0.05 percentage points, what rounds to a tenth of a percent) by
+#: which a band's middle must meet every target to count: a band met by less stands or falls
+#: with the last digits a machine leaves in the fit.
+BAND_MARGIN = 5e-4
 #: The split each target belongs to, as :func:`sitebuild.engine_fit.met` reads it.
 SPLITS = ("in_sample", "leave_one_source_out", "small_to_large")
 
@@ -116,7 +120,8 @@ class Band:
 def band(rows: tuple[Measurement, ...], widths: tuple[float, ...] = WIDTHS) -> Band | None:
     """Between the last width of :func:`tradeoffs` that misses the in-sample targets and the
     next, which meets them, the widths where the held-out targets are met too, found by
-    bisection (:func:`boundary`) and checked at their middle; None if there are none."""
+    bisection (:func:`boundary`) and checked at their middle; None if there are none, or if the
+    middle meets some target by less than :data:`BAND_MARGIN`."""
     results = tradeoffs(rows, widths)
     first = next((i for i, r in enumerate(results) if r.met("in_sample")), 0)
     if first == 0 or not all(results[first - 1].met(s) for s in SPLITS if s != "in_sample"):
@@ -129,7 +134,7 @@ def band(rows: tuple[Measurement, ...], widths: tuple[float, ...] = WIDTHS) -> B
     if high <= low:
         return None
     middle = tradeoff(list(rows), 0.5 * (low + high))
-    if not all(middle.met(s) for s in SPLITS):
+    if margin(middle) < BAND_MARGIN:
         return None
     return Band(low, high, middle.width, margin(middle))
 

@@ -101,31 +101,26 @@ def read_sensitivity(path: Path, measurements: Path) -> tuple[Refit, ...]:
     )
 
 
-def _numbers(value: Any) -> list[float]:
-    """Every number in a parsed record, in order (``"inf"`` as infinity, a missing band as none)."""
-    if isinstance(value, dict):
-        return [x for k in sorted(value) for x in _numbers(value[k])]
-    if isinstance(value, list):
-        return [x for v in value for x in _numbers(v)]
-    if value is None or isinstance(value, str) and value != "inf":  # the checksum, a missing band
-        return []
-    return [float(value)]
-
-
 def same_record(text: str, other: str, tolerance: float = 1e-4) -> bool:
     """Whether two records agree: the same checksum and keys, every number within a relative
     ``tolerance``, so that a last digit a fit leaves to the machine does not count as a change."""
-    a, b = json.loads(text), json.loads(other)
-    if a["measurements_sha256"] != b["measurements_sha256"] or _keys(a) != _keys(b):
-        return False
-    x, y = _numbers(a), _numbers(b)
-    return len(x) == len(y) and all(math.isclose(p, q, rel_tol=tolerance, abs_tol=1e-12) for p, q in zip(x, y))
+    return same_values(json.loads(text), json.loads(other), tolerance)
 
 
-def _keys(value: Any) -> list[str]:
-    """Every key of a parsed record, nested, in order (a missing band has none)."""
-    if isinstance(value, dict):
-        return [f"{k}.{sub}" for k in sorted(value) for sub in ["", *_keys(value[k])]]
-    if isinstance(value, list):
-        return [x for v in value for x in _keys(v)]
-    return []
+def same_values(a: Any, b: Any, tolerance: float = 1e-4, absolute: float = 1e-12) -> bool:
+    """Whether two parsed records (or engines.toml tables) agree: the same keys, lengths and
+    strings, every number within a relative ``tolerance`` or an ``absolute`` difference.
+
+    >>> same_values({"x": [1.0, "inf"], "band": None}, {"x": [1.00001, "inf"], "band": None})
+    True
+    >>> same_values({"x": 1.0, "band": None}, {"x": 1.0, "band": {"low": 1.8}})
+    False
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        return sorted(a) == sorted(b) and all(same_values(a[k], b[k], tolerance, absolute) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_values(x, y, tolerance, absolute) for x, y in zip(a, b, strict=True))
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=tolerance, abs_tol=absolute)
+    return bool(a == b)

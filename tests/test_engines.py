@@ -347,7 +347,7 @@ def test_vllm_fit_residuals_are_what_the_model_predicts_now():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 22: four identifiable constants give 7.2% / 17.6% in sample; "
+    reason="issue 22: four identifiable constants give 6.6% / 17.5% in sample; "
     "held-out errors are the headline now (tests/test_fit_heldout.py)",
 )
 def test_vllm_profile_meets_its_accuracy_targets_on_the_measurements():

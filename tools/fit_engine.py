@@ -38,7 +38,7 @@ from sitebuild.engine_fit import (
     readme_block,
 )
 from sitebuild.engine_tradeoff import band, tradeoffs
-from sitebuild.fit_records import same_record, sensitivity_text, tradeoff_text
+from sitebuild.fit_records import same_record, same_values, sensitivity_text, tradeoff_text
 from sitebuild.memory_sensitivity import refits
 from sitebuild.paths import EAGLE3_TRADEOFF, MEMORY_SENSITIVITY
 from specmodel.measurements import error_summary, load_measurements
@@ -53,6 +53,8 @@ README = ROOT / "README.md"
 OWNED = {"name", "description", "batching", "fused_head_pass_s", "compute_efficiency", *FIXED, *FITTED}
 
 
+#: How the fit is made, as engines.toml records it.
+METHOD = "scipy.optimize.least_squares (trf) on log(predicted/measured), ties broken toward the ideal roofline"
 #: Decimals of the error summaries recorded (shares): enough that a page printing them to a tenth
 #: of a percent rounds the fit's own value, not a value already rounded once.
 ERROR_DIGITS = 6
@@ -67,7 +69,7 @@ def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> 
     return FitProvenance(
         measurements="specmodel/data/measurements.csv",
         measurements_sha256=hashlib.sha256(MEASUREMENTS.read_bytes()).hexdigest(), rows=len(rows),
-        fitted_on=date.today().isoformat(), method="scipy.optimize.least_squares (trf) on log(predicted/measured)",
+        fitted_on=date.today().isoformat(), method=METHOD,
         median_abs_error=round(summary["median"], ERROR_DIGITS), p90_abs_error=round(summary["p90"], ERROR_DIGITS),
         max_abs_error=round(summary["max"], ERROR_DIGITS), anchor=ANCHOR_SOURCE,
         residuals=tuple(round(float(e), 4) for e in result.errors), fitted=tuple(result.values),
@@ -118,9 +120,39 @@ def readme(text: str, fit_: FitProvenance) -> str:
     return pattern.sub(lambda m: f"{m.group(1)}\n{block}\n{m.group(2)}", text)
 
 
-def _without_date(text: str) -> list[str]:
-    """The file's lines but the date of the fit."""
-    return [line for line in text.splitlines() if not line.startswith("fitted_on")]
+#: How far a recorded residual (four decimals) may be from a fresh fit's: a last digit the
+#: machine rounds the other way.
+RESIDUAL_TOLERANCE = 1.5e-4
+
+
+def same_profile(text: str, new: str) -> bool:
+    """Whether engines.toml (``text``) holds the profile a fresh fit writes (``new``): the same
+    lines before ``[vllm]``, the same keys and strings, every number within a relative 1e-4
+    (:func:`sitebuild.fit_records.same_values`) and every residual within
+    :data:`RESIDUAL_TOLERANCE`, the date of the fit aside."""
+    if text.split("\n[vllm]\n")[0] != new.split("\n[vllm]\n")[0]:
+        return False
+    a, b = (tomllib.loads(t)["vllm"] for t in (text, new))
+    residuals = [t["fit"].pop("residuals", []) for t in (a, b)]
+    for t in (a, b):
+        t["fit"].pop("fitted_on", None)
+    before, after = residuals
+    return same_values(a, b) and same_values(before, after, tolerance=0.0, absolute=RESIDUAL_TOLERANCE)
+
+
+def recorded_provenance(text: str) -> FitProvenance:
+    """The ``[vllm.fit]`` table of engines.toml, as the README's held-out block is written from."""
+    return FitProvenance.model_validate(tomllib.loads(text)["vllm"]["fit"])
+
+
+def profile_is_current(rows: list, result: Fit, splits: dict[str, dict[str, float]]) -> bool:
+    """Whether engines.toml holds the profile that ``result`` (a fresh fit of ``rows``, with its
+    held-out ``splits``) writes (:func:`same_profile`), and the README the held-out block of
+    the profile it holds."""
+    text = ENGINES.read_text(encoding="utf-8")
+    written = README.read_text(encoding="utf-8")
+    new = render(text, result, provenance(result, rows, splits))
+    return same_profile(text, new) and readme(written, recorded_provenance(text)) == written
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,9 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         MEMORY_SENSITIVITY: sensitivity_text(refits(tuple(rows)), MEASUREMENTS),
     }
     if args.check:
-        same = _without_date(new) == _without_date(text) and readme(
-            README.read_text(encoding="utf-8"), fit_
-        ) == README.read_text(encoding="utf-8")
+        same = profile_is_current(rows, result, splits)
         print("engines.toml is " + ("current" if same else "NOT current: run python tools/fit_engine.py"))
         for path, fresh in records.items():
             recorded = path.exists() and same_record(path.read_text(encoding="utf-8"), fresh)
