@@ -92,8 +92,7 @@ NOT_FITTED = (
 #: prediction, and then neither does how many tokens the lookup drafts; a source with no n-gram
 #: row says nothing of the n-gram constant. The width is wide enough that a constant the rows do
 #: pin moves by under a sixth of its standard error (tests/test_fit_determinism.py).
-TIEBREAK: dict[str, float] = {"overlap": PARAMETERS["overlap"][2], "ngram_matched_acceptance": PARAMETERS[
-    "ngram_matched_acceptance"][1]}  # fmt: skip
+TIEBREAK = {"overlap": PARAMETERS["overlap"][2], "ngram_matched_acceptance": PARAMETERS["ngram_matched_acceptance"][1]}
 TIEBREAK_WIDTH = 3000.0
 #: Most runs of one search in a fit, restarts included (:func:`fit`).
 RESTARTS = 4

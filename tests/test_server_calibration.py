@@ -47,12 +47,9 @@ def test_one_gpu_median_is_at_most_6_percent_and_below_the_public_profile(one_gp
     assert fitted <= 0.06 and fitted < public, (fitted, public)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 23: on four GPUs the calibrated profile misses by 3.01% against the public profile's 2.97% "
-    "(no published acceptance: batch 1 sets it, so the calibration rests on the batch-16 row alone)",
-)
 def test_four_gpu_median_is_below_the_public_profile(four_gpus) -> None:
+    # met since the public profile's refit at its least-squares optimum (3.4% against 3.8%); the
+    # batch-16 row alone still carries the calibration, as no acceptance is published
     fitted, public = median_errors(four_gpus)
     assert fitted <= 0.06 and fitted < public, (fitted, public)
 
