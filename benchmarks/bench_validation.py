@@ -6,7 +6,7 @@ predicting 64 and 128; then in sample; with each fitted constant's relative stan
 and their correlations; then what a step time of EAGLE-3's own would trade, held near the
 other heads' by a prior of each width (:mod:`sitebuild.engine_tradeoff`); then the profile
 refitted at other memory efficiencies (:mod:`sitebuild.memory_sensitivity`). Targets (issue 22,
-``sitebuild.engine_fit.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
+``sitebuild.fit_targets.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
 median <= 7%, small-to-large median <= 8%, in sample median <= 6% and p90 <= 15%; no
 relative SE above 50%, no |correlation| above 0.9.
 
@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild.engine_fit import IDENTIFIABLE, fit, held_out, identifiability
-from sitebuild.engine_fit import TARGETS as HELD_OUT_TARGETS
+from sitebuild.engine_fit import fit, held_out, identifiability
 from sitebuild.engine_tradeoff import SPLITS, band, tradeoffs, width_label
+from sitebuild.fit_targets import IDENTIFIABLE
+from sitebuild.fit_targets import TARGETS as HELD_OUT_TARGETS
 from sitebuild.memory_sensitivity import refits
 from specmodel.acceptance_fit import fit_series, held_out_errors
 from specmodel.measurements import (

@@ -165,7 +165,35 @@ class Fit:
     jacobian: FloatArray = field(repr=False)
 
 
+#: Every fit made in this process, by :func:`fit_key`: a fit is a pure function of its key.
+_FITS: dict[tuple[Any, ...], Fit] = {}
+
+
+def fit_key(
+    rows: Sequence[Measurement], names: Sequence[str], fixed: Mapping[str, Any] | None, shrink: Shrink | None
+) -> tuple[Any, ...]:
+    """What a fit depends on: its rows, constants, fixed values and prior, and this module's
+    settings (the anchor, the tie-break, the restarts and the starts and bounds)."""
+    settings = (ANCHOR_SECONDS, ANCHOR_WEIGHT, TIEBREAK_WIDTH, RESTARTS, tuple(TIEBREAK.items()))
+    fixed_items = tuple(sorted({**FIXED, **(fixed or {})}.items()))
+    return (tuple(rows), tuple(names), fixed_items, shrink, settings, tuple(PARAMETERS.items()))
+
+
 def fit(
+    rows: list[Measurement],
+    names: Sequence[str] = FITTED,
+    fixed: Mapping[str, Any] | None = None,
+    shrink: Shrink | None = None,
+) -> Fit:
+    """:func:`search_fit`, made once per :func:`fit_key` in a process (the held-out splits, the
+    trade-off and the memory refits share many fits); its arrays are read-only."""
+    key = fit_key(rows, names, fixed, shrink)
+    if key not in _FITS:
+        _FITS[key] = search_fit(rows, names, fixed, shrink)
+    return _FITS[key]
+
+
+def search_fit(
     rows: list[Measurement],
     names: Sequence[str] = FITTED,
     fixed: Mapping[str, Any] | None = None,
@@ -203,7 +231,10 @@ def fit(
             other = search(np.where(np.arange(len(names)) == i, a, best.x), runs=1)
             best = search(other.x) if other.cost < best.cost * (1.0 - 1e-9) else best
     values = dict(zip(names, (float(v) for v in best.x), strict=True))
-    return Fit(values, np.exp(best.fun[: len(rows)]) - 1.0, best.fun, best.jac)
+    arrays = [np.exp(best.fun[: len(rows)]) - 1.0, np.array(best.fun), np.array(best.jac)]
+    for array in arrays:
+        array.setflags(write=False)
+    return Fit(values, *arrays)
 
 
 def _search(at: FloatArray, low: FloatArray, high: FloatArray, scale: FloatArray, args: tuple[Any, ...]) -> Any:
@@ -340,61 +371,3 @@ def identifiability(result: Fit) -> Identifiability:
     return Identifiability(
         dict(zip(names, (float(x) for x in relative), strict=True)), corr, (names[i], names[j], float(corr[i, j]))
     )
-
-
-#: Issue 22's targets for each split: the median (and 90th percentile) of |predicted / measured - 1|.
-TARGETS: dict[str, dict[str, float]] = {
-    "leave_one_source_out": {"median": 0.07},
-    "leave_one_workload_out": {"median": 0.07},
-    "small_to_large": {"median": 0.08},
-    "in_sample": {"median": 0.06, "p90": 0.15},
-}
-
-
-#: Issue 22's limits on identifiability: no fitted constant's relative standard error above
-#: ``relative_se``, no two constants correlated beyond ``correlation``.
-IDENTIFIABLE = {"relative_se": 0.5, "correlation": 0.9}
-
-
-def slack(split: str, recorded: Sequence[float]) -> float:
-    """The smallest ``target - error`` over a split's :data:`TARGETS`, from its recorded
-    ``(median, p90, worst)`` (negative: a target missed by that much).
-
-    >>> round(slack("in_sample", (0.05, 0.16, 0.3)), 3)
-    -0.01
-    """
-    stats = dict(zip(("median", "p90", "max"), recorded, strict=False))
-    return min(v - stats[k] for k, v in TARGETS[split].items())
-
-
-def met(split: str, recorded: Sequence[float]) -> bool:
-    """Whether a split's recorded ``(median, p90, worst)`` meets its :data:`TARGETS`.
-
-    >>> met("in_sample", (0.05, 0.16, 0.3)), met("small_to_large", (0.07, 0.2, 0.3))
-    (False, True)
-    """
-    return slack(split, recorded) >= 0
-
-
-#: How each held-out split reads in the README's table.
-SPLIT_LABELS = {
-    "leave_one_source_out": "held out: leave one source out (fit on one, predict the other)",
-    "leave_one_workload_out": "held out: leave one source and workload out",
-    "small_to_large": "held out: fit on batch 1 and 16, predict 64 and 128",
-    "in_sample": "in sample: fitted on every row",
-}
-
-
-def readme_block(held: dict[str, tuple[float, float, float]], relative_se: Sequence[float], corr: float) -> str:
-    """The README's table of the recorded held-out and in-sample errors (median / p90 / worst
-    of |predicted / measured - 1|) and the constants' identifiability."""
-    out = ["| `vllm` profile | median | 90th percentile | worst |", "| --- | ---: | ---: | ---: |"]
-    for split, label in SPLIT_LABELS.items():
-        if split in held:
-            out.append(f"| {label} | " + " | ".join(f"{v:.1%}" for v in held[split]) + " |")
-    out.append("")
-    out.append(
-        f"Largest relative standard error of a fitted constant {max(relative_se, default=0.0):.0%}; "
-        f"largest correlation between two {abs(corr):.2f}."
-    )
-    return "\n".join(out)

@@ -7,7 +7,7 @@ amounts that differ severalfold. This module asks the question in between: a fif
 that is the residual ``log(t_h3 / t_h) / w`` appended to the fit's (a ridge on the log ratio;
 ``w = 0`` is the profile, one step time for every head; ``w = inf`` leaves ``t_h3`` free).
 Each width is judged as the profile is: in sample, leaving one source out, and fitting on
-batch <= 16 to predict 64 and 128 (:data:`sitebuild.engine_fit.TARGETS`). If some width met
+batch <= 16 to predict 64 and 128 (:data:`sitebuild.fit_targets.TARGETS`). If some width met
 every target, the profile should take it; the validation page says which widths meet which,
 and :func:`band` looks between the two table widths where the in-sample targets start to hold
 for widths that meet every target, and how close they come.
@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 
-from sitebuild import engine_fit
+from sitebuild import engine_fit, fit_targets
 from specmodel.measurements import Measurement, error_summary
 
 #: The prior widths tried, in log units (0: no term of its own; inf: no prior).
@@ -31,7 +31,7 @@ WIDTHS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
 #: which a band's middle must meet every target to count: a band met by less stands or falls
 #: with the last digits a machine leaves in the fit.
 BAND_MARGIN = 5e-4
-#: The split each target belongs to, as :func:`sitebuild.engine_fit.met` reads it.
+#: The split each target belongs to, as :func:`sitebuild.fit_targets.met` reads it.
 SPLITS = ("in_sample", "leave_one_source_out", "small_to_large")
 
 
@@ -47,7 +47,7 @@ class Tradeoff:
 
     def met(self, split: str) -> bool:
         """Whether this width meets ``split``'s targets."""
-        return engine_fit.met(split, self.errors[split])
+        return fit_targets.met(split, self.errors[split])
 
 
 def _summary(errors: np.ndarray) -> tuple[float, float, float]:
@@ -97,7 +97,7 @@ def boundary(rows: list[Measurement], split: str, met_at: float, missed_at: floa
     crossing between the two assumed)."""
     while abs(met_at - missed_at) > tolerance:
         middle = 0.5 * (met_at + missed_at)
-        if engine_fit.met(split, _summary(split_errors(rows, middle, split))):
+        if fit_targets.met(split, _summary(split_errors(rows, middle, split))):
             met_at = middle
         else:
             missed_at = middle
@@ -141,7 +141,7 @@ def band(rows: tuple[Measurement, ...], widths: tuple[float, ...] = WIDTHS) -> B
 
 def margin(result: Tradeoff) -> float:
     """The smallest ``target - error`` over every target of :data:`SPLITS` (negative: missed)."""
-    return min(engine_fit.slack(s, result.errors[s]) for s in SPLITS)
+    return min(fit_targets.slack(s, result.errors[s]) for s in SPLITS)
 
 
 def width_label(width: float) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,27 @@ def same_values(a: Any, b: Any, tolerance: float = 1e-4, absolute: float = 1e-12
     if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
         return math.isclose(a, b, rel_tol=tolerance, abs_tol=absolute)
     return bool(a == b)
+
+
+#: How each held-out split reads in the README's table.
+SPLIT_LABELS = {
+    "leave_one_source_out": "held out: leave one source out (fit on one, predict the other)",
+    "leave_one_workload_out": "held out: leave one source and workload out",
+    "small_to_large": "held out: fit on batch 1 and 16, predict 64 and 128",
+    "in_sample": "in sample: fitted on every row",
+}
+
+
+def readme_block(held: dict[str, tuple[float, float, float]], relative_se: Sequence[float], corr: float) -> str:
+    """The README's table of the recorded held-out and in-sample errors (median / p90 / worst
+    of |predicted / measured - 1|) and the constants' identifiability."""
+    out = ["| `vllm` profile | median | 90th percentile | worst |", "| --- | ---: | ---: | ---: |"]
+    for split, label in SPLIT_LABELS.items():
+        if split in held:
+            out.append(f"| {label} | " + " | ".join(f"{v:.1%}" for v in held[split]) + " |")
+    out.append("")
+    out.append(
+        f"Largest relative standard error of a fitted constant {max(relative_se, default=0.0):.0%}; "
+        f"largest correlation between two {abs(corr):.2f}."
+    )
+    return "\n".join(out)

@@ -16,13 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from sitebuild import engine_fit
+from sitebuild import engine_fit, fit_targets
 from specmodel.measurements import Measurement
 from specmodel.model.settings import Settings
 
 #: The memory efficiencies the profile is refitted at (shares of the datasheet's bandwidth).
 EFFICIENCIES = (0.70, 0.75, 0.80, 0.85, 0.90, 0.95)
-#: The held-out splits, as :data:`sitebuild.engine_fit.TARGETS` names them.
+#: The held-out splits, as :data:`sitebuild.fit_targets.TARGETS` names them.
 HELD_OUT = ("leave_one_source_out", "leave_one_workload_out", "small_to_large")
 
 
@@ -39,8 +39,8 @@ class Refit:
     largest_relative_se: float
 
     def met(self, split: str) -> bool:
-        """Whether this refit meets ``split``'s targets (:data:`sitebuild.engine_fit.TARGETS`)."""
-        return engine_fit.met(split, self.errors[split])
+        """Whether this refit meets ``split``'s targets (:data:`sitebuild.fit_targets.TARGETS`)."""
+        return fit_targets.met(split, self.errors[split])
 
     @property
     def worst_held_out_median(self) -> float:

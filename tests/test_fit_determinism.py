@@ -80,3 +80,17 @@ def test_a_start_above_or_below_the_highest_bend_ends_at_the_same_fit(monkeypatc
     for name, value in reference.values.items():
         assert other.values[name] == pytest.approx(value, rel=1e-4), name
     assert reference.values["ngram_matched_acceptance"] < max(engine_fit.kinks(ROWS, engine_fit.FITTED))
+
+
+def test_a_fit_is_made_once_per_key_and_made_again_when_what_it_depends_on_changes(monkeypatch):
+    rows, names = ISSUE[:4], ["target_pass_s", "head_pass_s"]
+    first = engine_fit.fit(rows, names)
+    assert engine_fit.fit(list(rows), tuple(names)) is first
+    same_fixed = {"memory_efficiency": engine_fit.FIXED["memory_efficiency"]}
+    assert engine_fit.fit(rows, names, fixed=same_fixed) is first  # the fixed values a fit uses, not how given
+    assert engine_fit.search_fit(rows, names).values == first.values
+    assert not first.errors.flags.writeable and not first.jacobian.flags.writeable
+    monkeypatch.setattr(engine_fit, "ANCHOR_SECONDS", 7.5e-3)
+    moved = engine_fit.fit(rows, names)
+    assert moved is not first and moved.values["target_pass_s"] > first.values["target_pass_s"]
+    assert engine_fit.fit(rows, names, fixed={"memory_efficiency": 0.7}) is not moved

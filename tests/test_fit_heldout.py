@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sitebuild import engine_fit
+from sitebuild import engine_fit, fit_targets
+from sitebuild.fit_records import readme_block
 from specmodel.measurements import MEASUREMENTS_FILE, Measurement, load_measurements, predict
 from specmodel.model.engines import engine_catalog
 from specmodel.model.evaluate import evaluate
@@ -113,7 +114,7 @@ def test_the_profile_and_its_recorded_errors_are_a_fresh_fits(fresh):
 
 
 def test_the_readme_shows_the_recorded_held_out_errors():
-    block = engine_fit.readme_block(FIT.held_out, FIT.relative_standard_errors, FIT.largest_correlation or 0.0)
+    block = readme_block(FIT.held_out, FIT.relative_standard_errors, FIT.largest_correlation or 0.0)
     assert f"<!-- held-out:start -->\n{block}\n<!-- held-out:end -->" in (ROOT / "README.md").read_text()
 
 
@@ -194,14 +195,14 @@ def test_the_profile_check_sees_a_changed_constant_and_forgives_a_last_digit():
 
 
 def test_the_targets_are_read_as_the_issue_sets_them():
-    assert engine_fit.TARGETS == {
+    assert fit_targets.TARGETS == {
         "leave_one_source_out": {"median": 0.07},
         "leave_one_workload_out": {"median": 0.07},
         "small_to_large": {"median": 0.08},
         "in_sample": {"median": 0.06, "p90": 0.15},
     }
-    assert engine_fit.met("leave_one_source_out", (0.07, 0.5, 0.9))
-    assert not engine_fit.met("in_sample", (0.05, 0.151, 0.2))
+    assert fit_targets.met("leave_one_source_out", (0.07, 0.5, 0.9))
+    assert not fit_targets.met("in_sample", (0.05, 0.151, 0.2))
 
 
 def test_the_validation_pages_claims_say_what_the_fit_gives():
@@ -212,8 +213,8 @@ def test_the_validation_pages_claims_say_what_the_fit_gives():
 
     settings = SiteSettings()
     targets = page.fidelity_targets(settings)
-    held = all(engine_fit.met(s, FIT.held_out[s]) for s in engine_fit.TARGETS if s != "in_sample")
-    inside = engine_fit.met("in_sample", FIT.held_out["in_sample"])
+    held = all(fit_targets.met(s, FIT.held_out[s]) for s in fit_targets.TARGETS if s != "in_sample")
+    inside = fit_targets.met("in_sample", FIT.held_out["in_sample"])
     assert targets.outcome == f"{'met' if held else 'missed'}:{'met' if inside else 'missed'}"
     mean = float(engine_fit.small_to_large(load_measurements(MEASUREMENTS_FILE), engine_fit.FITTED).mean())
     expected = "optimistic" if mean > 0.03 else "pessimistic" if mean < -0.03 else "both_ways"

@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sitebuild import engine_fit, memory_sensitivity
+from sitebuild import engine_fit, fit_targets, memory_sensitivity
 from sitebuild.fit_records import read_sensitivity, same_record, sensitivity_text
 from sitebuild.paths import MEMORY_SENSITIVITY
 from specmodel.errors import SpecModelError
@@ -127,7 +127,7 @@ def test_the_pages_sentence_follows_the_refits(monkeypatch, refits):
     best = min(refits, key=lambda r: r.worst_held_out_median)
     assert held == ("profile_best" if best.efficiency == engine_fit.FIXED["memory_efficiency"] else "other_best")
     assert said.values["held_best"].value == pytest.approx(best.worst_held_out_median)
-    limit = engine_fit.IDENTIFIABLE["relative_se"]
+    limit = fit_targets.IDENTIFIABLE["relative_se"]
     assert loose == ("loose" if any(r.largest_relative_se > limit for r in refits) else "tight")
 
 

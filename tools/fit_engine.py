@@ -35,10 +35,9 @@ from sitebuild.engine_fit import (
     held_out,
     identifiability,
     profile,
-    readme_block,
 )
 from sitebuild.engine_tradeoff import band, tradeoffs
-from sitebuild.fit_records import same_record, same_values, sensitivity_text, tradeoff_text
+from sitebuild.fit_records import readme_block, same_record, same_values, sensitivity_text, tradeoff_text
 from sitebuild.memory_sensitivity import refits
 from sitebuild.paths import EAGLE3_TRADEOFF, MEMORY_SENSITIVITY
 from specmodel.measurements import error_summary, load_measurements
@@ -114,7 +113,7 @@ def render(text: str, result: Fit, fit_: FitProvenance) -> str:
 
 def readme(text: str, fit_: FitProvenance) -> str:
     """README.md with the block between ``<!-- held-out:start -->`` and ``<!-- held-out:end -->``
-    replaced by the fit's held-out table (:func:`sitebuild.engine_fit.readme_block`)."""
+    replaced by the fit's held-out table (:func:`sitebuild.fit_records.readme_block`)."""
     block = readme_block(fit_.held_out, fit_.relative_standard_errors, fit_.largest_correlation or 0.0)
     pattern = re.compile(r"(<!-- held-out:start -->)\n.*?(<!-- held-out:end -->)", re.S)
     return pattern.sub(lambda m: f"{m.group(1)}\n{block}\n{m.group(2)}", text)

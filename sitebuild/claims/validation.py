@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild import engine_fit, engine_tradeoff
+from sitebuild import engine_fit, engine_tradeoff, fit_targets
 from sitebuild import figures_data_multigpu as multi
 from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import verdict
@@ -97,13 +97,13 @@ FIDELITY_TARGETS = {
 
 def fidelity_targets(settings: SiteSettings) -> Said:
     """Whether the recorded held-out and in-sample errors meet issue 22's targets
-    (:data:`sitebuild.engine_fit.TARGETS`, quoted from there)."""
+    (:data:`sitebuild.fit_targets.TARGETS`, quoted from there)."""
     fit = settings.engines["vllm"].fit
     held = fit.held_out if fit is not None else {}
-    targets = engine_fit.TARGETS
+    targets = fit_targets.TARGETS
     splits = [s for s in targets if s != "in_sample"]
-    out = all(s in held and engine_fit.met(s, held[s]) for s in splits)
-    inside = "in_sample" in held and engine_fit.met("in_sample", held["in_sample"])
+    out = all(s in held and fit_targets.met(s, held[s]) for s in splits)
+    inside = "in_sample" in held and fit_targets.met("in_sample", held["in_sample"])
     outcome = f"{'met' if out else 'missed'}:{'met' if inside else 'missed'}"
     values = {
         "loso": percent(targets["leave_one_source_out"]["median"], 0),
@@ -291,7 +291,7 @@ def memory_sensitivity(settings: SiteSettings) -> Said:
     inside = [r.errors["in_sample"][0] for r in refits]
     best = min(refits, key=lambda r: r.worst_held_out_median)
     worst = max(refits, key=lambda r: r.worst_held_out_median)
-    loose = [r for r in refits if r.largest_relative_se > engine_fit.IDENTIFIABLE["relative_se"]]
+    loose = [r for r in refits if r.largest_relative_se > fit_targets.IDENTIFIABLE["relative_se"]]
     values = {
         "eta_low": plain(refits[0].efficiency), "eta_high": plain(refits[-1].efficiency),
         "t0_low": plain(t0[0] * 1e3), "t0_high": plain(t0[-1] * 1e3),
