@@ -1,4 +1,4 @@
-"""How well ``specmodel fit-engine`` predicts larger batches from small ones (issue 23).
+"""How well ``specmodel fit-engine`` predicts larger batches from small ones.
 
 For every series of the brief's measurements (one source, drafter, deployment and workload)
 measured at batch 1, 16, 64 and 128: fit the profile from its batch 1 and 16 rows, starting

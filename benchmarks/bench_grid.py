@@ -5,7 +5,7 @@ memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), so cases do not pollute 
 
 * ``specmodel sweep`` over the default grid, to CSV and to Parquet;
 * the same for a grid ten times the default (100 alphas instead of 10), which must run in
-  about the same memory (issue 21: written a chunk at a time);
+  about the same memory (written a chunk at a time);
 * one point at 65,536 generated tokens (Llama-3.1-8B, whose context holds them), with the
   article's roofline (``ideal``) and with vLLM's engine as a cohort (the smooth overlap, summed
   iteration by iteration over the window); target under 1 s;

@@ -5,19 +5,19 @@ predicts: leave one (source, workload) out, leave one source out, fit on batch <
 predicting 64 and 128; then in sample; with each fitted constant's relative standard error
 and their correlations; then what a step time of EAGLE-3's own would trade, held near the
 other heads' by a prior of each width (:mod:`sitebuild.engine_tradeoff`); then the profile
-refitted at other memory efficiencies (:mod:`sitebuild.memory_sensitivity`). Targets (issue 22,
-``sitebuild.fit_targets.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
+refitted at other memory efficiencies (:mod:`sitebuild.memory_sensitivity`). Targets
+(``sitebuild.fit_targets.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
 median <= 7%, small-to-large median <= 8%, in sample median <= 6% and p90 <= 15%; no
 relative SE above 50%, no |correlation| above 0.9.
 
 One GPU (specmodel/data/measurements.csv): for each engine, the median, 90th-percentile and
 worst absolute relative error of the predicted speedup, with the acceptance each run
-measured given to the model. Targets (issue 11): the vllm profile at a median of 6% or less
+measured given to the model. Targets: the vllm profile at a median of 6% or less
 and a 90th percentile of 15% or less.
 
 Four GPUs (specmodel/data/measurements-multigpu.csv, Llama-3-70B at tensor parallel 4):
 acceptance not published, so it is fitted at batch 1 per series
-(:mod:`specmodel.acceptance_fit`) and the larger batches are predicted. Target (issue 14):
+(:mod:`specmodel.acceptance_fit`) and the larger batches are predicted. Target:
 the vllm profile at a median of 8% or less on those held-out rows.
 
     python benchmarks/bench_validation.py

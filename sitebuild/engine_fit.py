@@ -53,7 +53,7 @@ PARAMETERS: dict[str, tuple[float, float, float]] = {
     "fused_head_pass_s": (5e-4, 0.0, 5e-3),
 }
 #: The constants the ``vllm`` profile fits (the others of :data:`PARAMETERS` were tried and
-#: left out; ``python benchmarks/bench_validation.py`` and the report of issue 22 compare).
+#: left out; ``python benchmarks/bench_validation.py`` compares them).
 FITTED = ("target_pass_s", "head_pass_s", "overlap", "ngram_matched_acceptance")
 #: Constants set from elsewhere, not fitted (seconds). The per-sequence time per pass is the
 #: scheduler's per-request CPU time, about 1.1 us (vLLM PR #46112, a micro-benchmark of

@@ -1,4 +1,4 @@
-"""Issue 22's targets for the ``vllm`` profile's errors and identifiability, and whether a
+"""The targets for the ``vllm`` profile's errors and identifiability, and whether a
 recorded error summary meets them (read by the fit's records, the trade-off, the memory
 refits, the validation page's claims and the benchmark)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: Issue 22's targets for each split: the median (and 90th percentile) of |predicted / measured - 1|.
+#: The targets for each split: the median (and 90th percentile) of |predicted / measured - 1|.
 TARGETS: dict[str, dict[str, float]] = {
     "leave_one_source_out": {"median": 0.07},
     "leave_one_workload_out": {"median": 0.07},
@@ -15,7 +15,7 @@ TARGETS: dict[str, dict[str, float]] = {
 }
 
 
-#: Issue 22's limits on identifiability: no fitted constant's relative standard error above
+#: The limits on identifiability: no fitted constant's relative standard error above
 #: ``relative_se``, no two constants correlated beyond ``correlation``.
 IDENTIFIABLE = {"relative_se": 0.5, "correlation": 0.9}
 

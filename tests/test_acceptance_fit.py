@@ -1,6 +1,6 @@
 """Acceptance fitted at batch 1, larger batches predicted: the four-GPU measurements.
 
-Anchor (issue 14): 24 public measurements of vLLM v0.10.1 serving Llama-3-70B on four H100s
+Anchor: 24 public measurements of vLLM v0.10.1 serving Llama-3-70B on four H100s
 at tensor parallel 4 (SpecDecode-Bench, arXiv:2601.11580, Fig. 1 (e) and (g); values read
 from the vector figure to about +-0.002). With the acceptance of each series fitted at
 batch 1 and the vllm engine profile (fitted on one GPU only), the 18 larger-batch rows are

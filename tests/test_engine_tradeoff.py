@@ -1,4 +1,4 @@
-"""What a step time of EAGLE-3's own would trade (sitebuild/engine_tradeoff.py, issue 22).
+"""What a step time of EAGLE-3's own would trade (sitebuild/engine_tradeoff.py).
 
 * Limits: at width 0 the trade-off is the profile's own fit and held-out splits; at infinite
   width it is the free fit with a fifth constant; a prior's residual never counts as a row.

@@ -347,11 +347,11 @@ def test_vllm_fit_residuals_are_what_the_model_predicts_now():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 22: four identifiable constants give 6.6% / 17.5% in sample; "
+    reason="four identifiable constants give 6.6% / 17.5% in sample; "
     "held-out errors are the headline now (tests/test_fit_heldout.py)",
 )
 def test_vllm_profile_meets_its_accuracy_targets_on_the_measurements():
-    # issue 11: one profile for all 60 rows, median |error| <= 6% and 90th percentile <= 15%,
+    # one profile for all 60 rows, median |error| <= 6% and 90th percentile <= 15%,
     # each run's measured acceptance given to the model
     rows = load_measurements(ROOT / VLLM.fit.measurements)
     magnitude = np.abs(relative_errors(predict(rows, "vllm"), rows))

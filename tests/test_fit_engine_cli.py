@@ -1,4 +1,4 @@
-"""``specmodel fit-engine`` and the benchmark-result readers (issue 23)."""
+"""``specmodel fit-engine`` and the benchmark-result readers."""
 
 from __future__ import annotations
 

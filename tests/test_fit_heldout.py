@@ -1,4 +1,4 @@
-"""The vllm profile's fit judged on rows it was not fitted on (issue 22, items 1, 2 and 6).
+"""The vllm profile's fit judged on rows it was not fitted on.
 
 * Identity: rows whose speedups a known profile generated give that profile back, and every
   held-out split predicts them exactly.
@@ -135,7 +135,7 @@ def test_small_batch_fit_predicts_64_and_128_at_median_at_most_8_percent():
 
 
 IN_SAMPLE_MISS = (
-    "issue 22: the brief's rows differ at batch 1 where no engine constant can tell them apart (the same "
+    "the brief's rows differ at batch 1 where no engine constant can tell them apart (the same "
     "EAGLE drafter, gamma and acceptance give cost ratios of 1.19 to 1.61 across SpecDecode-Bench's "
     "workloads), and vLLM issue #20780's EAGLE-3 rows ask for a slower draft step than SpecDecode-Bench's: "
     "a step time of EAGLE-3's own meets these targets together with the held-out ones at no prior width by "

@@ -1,5 +1,5 @@
 """The ``vllm`` profile refitted at other memory efficiencies (sitebuild/memory_sensitivity.py,
-issue 22: the fixed time per pass depends on the assumed share of the datasheet's bandwidth).
+the fixed time per pass depends on the assumed share of the datasheet's bandwidth).
 
 * Identity: an engine's own memory efficiency prices bytes exactly as the settings' would; an
   engine without one takes the settings'; ``ideal`` is untouched by the ``vllm`` profile's.

@@ -1,5 +1,5 @@
-"""Mixture-of-experts passes priced with the efficiency of the grouped expert multiplies
-(issue 22, item 5): the curve eff(m), its data and sources, and what it does to a pass."""
+"""Mixture-of-experts passes priced with the efficiency of the grouped expert multiplies:
+the curve eff(m), its data and sources, and what it does to a pass."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile input, second round (issue 21): every kind of input a user hands the tool is read by
+"""Hostile input, second round: every kind of input a user hands the tool is read by
 one rule, and a problem is one line and exit status 2 (never a traceback, never the input
 echoed whole), or, for an answer, said in the answer (text and strict JSON) rather than hidden.
 

@@ -1,4 +1,4 @@
-"""Issue 21, the sweep and the cohort: an output that is not a regular file is refused and
+"""The sweep and the cohort: an output that is not a regular file is refused and
 left alone, a replaced file keeps its mode, a mean acceptance length that some gammas cannot
 reach sweeps the others, the chunked file is the one-shot table, and the cohort costs O(G)
 while giving the O(G^2) recursion's numbers."""

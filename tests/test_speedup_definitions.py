@@ -1,4 +1,4 @@
-"""The two speedups (issue 22, item 3): decode alone (plain over speculative time per output
+"""The two speedups: decode alone (plain over speculative time per output
 token, a TPOT ratio) and end-to-end output throughput (the prompts' prefill counted, as a
 serving benchmark measures it), and the measurements priced each under its own definition.
 

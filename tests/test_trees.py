@@ -1,4 +1,4 @@
-"""Trees of guesses as SGLang and vLLM build them (issue 22, item 4): every configuration
+"""Trees of guesses as SGLang and vLLM build them: every configuration
 the engines accept is accepted, the bound is SGLang's candidate pool, and the draft passes
 run the positions the engines run (:mod:`specmodel.model.trees`)."""
 

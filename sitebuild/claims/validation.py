@@ -82,21 +82,21 @@ def small_batch_fit(settings: SiteSettings) -> Said:
 
 
 FIDELITY_TARGETS = {
-    "met:met": "Every target of issue 22 is met: held out and in sample.",
-    "met:missed": "The held-out targets of issue 22 are met (leave one source out and leave one source and "
+    "met:met": "Every accuracy target is met: held out and in sample.",
+    "met:missed": "The held-out accuracy targets are met (leave one source out and leave one source and "
     "workload out at a median of at most {loso}, small to large at most {small}); the in-sample ones (a median "
     "of at most {inside}, a 90th percentile of at most {inside_p90}) are not, for the reasons under *Where it "
     "still misses* below.",
-    "missed:met": "The in-sample targets of issue 22 are met, but not every held-out one (leave one source out "
+    "missed:met": "The in-sample accuracy targets are met, but not every held-out one (leave one source out "
     "and leave one source and workload out at a median of at most {loso}, small to large at most {small}).",
-    "missed:missed": "Neither the held-out targets of issue 22 (leave one source out and leave one source and "
+    "missed:missed": "Neither the held-out accuracy targets (leave one source out and leave one source and "
     "workload out at a median of at most {loso}, small to large at most {small}) nor the in-sample ones are "
     "all met.",
 }
 
 
 def fidelity_targets(settings: SiteSettings) -> Said:
-    """Whether the recorded held-out and in-sample errors meet issue 22's targets
+    """Whether the recorded held-out and in-sample errors meet the profile's accuracy targets
     (:data:`sitebuild.fit_targets.TARGETS`, quoted from there)."""
     fit = settings.engines["vllm"].fit
     held = fit.held_out if fit is not None else {}
@@ -174,7 +174,7 @@ TRADEOFF_WORDS = {
 
 
 def eagle3_tradeoff(settings: SiteSettings) -> Said:
-    """Which prior widths on EAGLE-3's own step time meet which of issue 22's targets
+    """Which prior widths on EAGLE-3's own step time meet which of the profile's accuracy targets
     (:mod:`sitebuild.engine_tradeoff`, as ``make fit`` records it), and whether a band between
     two of them meets all."""
     results, found = read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS)
@@ -276,7 +276,7 @@ MEMORY_HELD = {
 }
 MEMORY_IDENTIFIABLE = {
     "tight": "",
-    "loose": "At {loose_etas} a fitted constant's standard error exceeds half its value, the limit issue 22 sets "
+    "loose": "At {loose_etas} a fitted constant's standard error exceeds half its value, the limit set "
     "for a constant the rows can pin.",
 }
 

@@ -87,7 +87,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     )
     calibrate.add_argument("--markdown", action="store_true", help="print a Markdown table")
     _advise_parser(sub, settings)
-    # fit-engine: an engine profile fitted to the user's own benchmark runs (issue 23)
+    # fit-engine: an engine profile fitted to the user's own benchmark runs
     from specmodel.cli import fit_engine
 
     fit_engine.add_parser(sub, settings)
