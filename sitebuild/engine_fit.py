@@ -334,6 +334,24 @@ def small_to_large(
     return small_to_large_fit(rows, names, largest, fixed)[1]
 
 
+@dataclass(frozen=True)
+class SmallBatch:
+    """The profile fitted on batch <= 16 alone: its overlap exponent, and ``predicted / measured
+    - 1`` of the larger batches under it, with the token budget and with the prefill spread evenly
+    over every pass (no budget)."""
+
+    overlap: float
+    errors: tuple[float, ...]
+    even_errors: tuple[float, ...]
+
+
+def small_batch(rows: list[Measurement]) -> SmallBatch:
+    """:func:`small_to_large_fit` of the fitted constants, with and without the token budget."""
+    small, errors = small_to_large_fit(rows, FITTED)
+    even = small_to_large_fit(rows, FITTED, fixed={"token_budget": None})[1]
+    return SmallBatch(small.values["overlap"], tuple(map(float, errors)), tuple(map(float, even)))
+
+
 def held_out(
     rows: list[Measurement], names: Sequence[str] = FITTED, fixed: Mapping[str, Any] | None = None
 ) -> dict[str, dict[str, float]]:

@@ -1,8 +1,9 @@
 """What ``make fit`` records beside the profile for the site to read: the EAGLE-3 trade-off
-(:mod:`sitebuild.engine_tradeoff`) in ``sitebuild/data/eagle3-tradeoff.json`` and the refits at
+(:mod:`sitebuild.engine_tradeoff`) in ``sitebuild/data/eagle3-tradeoff.json``, the refits at
 other memory efficiencies (:mod:`sitebuild.memory_sensitivity`) in
-``sitebuild/data/memory-sensitivity.json``. The fits take tens of seconds, so the site reads
-the records instead of refitting at every build, as it reads the profile's held-out errors
+``sitebuild/data/memory-sensitivity.json``, and the small-batch fit and each source's own
+EAGLE-3 step (:mod:`sitebuild.engine_fit`) in ``sitebuild/data/subset-fits.json``. The fits
+take seconds to minutes, so the site reads the records and never fits, as it reads the profile's held-out errors
 from ``engines.toml``; ``python tools/fit_engine.py --check`` and the tests check that each
 record is what a fresh computation gives. Each record carries the checksum of the
 measurements it was computed on, and one computed on other measurements is refused.
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sitebuild.engine_fit import SmallBatch
 from sitebuild.engine_tradeoff import Band, Tradeoff
 from sitebuild.memory_sensitivity import Refit
 from specmodel.errors import SpecModelError
@@ -100,6 +102,25 @@ def read_sensitivity(path: Path, measurements: Path) -> tuple[Refit, ...]:
         )
         for r in _load(path, measurements)["refits"]
     )
+
+
+def subset_fits_text(small: SmallBatch, steps: dict[str, tuple[float, float]], measurements: Path) -> str:
+    """The record of the fits on a subset of the rows: the small-batch fit (its overlap exponent
+    and the larger batches' errors, with and without the token budget) and each source's own
+    EAGLE-3 step (``[t_h, t_h3]`` in seconds, by source)."""
+    fitted = {"overlap": _round(small.overlap), "errors": [_round(e) for e in small.errors],
+              "even_errors": [_round(e) for e in small.even_errors]}  # fmt: skip
+    by_source = {s: [_round(h), _round(h3)] for s, (h, h3) in steps.items()}
+    return _dump({"small_batch": fitted, "eagle3_step_by_source": by_source}, measurements)
+
+
+def read_subset_fits(path: Path, measurements: Path) -> tuple[SmallBatch, dict[str, tuple[float, float]]]:
+    """The recorded small-batch fit and EAGLE-3 steps by source (:func:`_load`'s refusals)."""
+    data = _load(path, measurements)
+    small = data["small_batch"]
+    fitted = SmallBatch(float(small["overlap"]), tuple(map(float, small["errors"])),
+                        tuple(map(float, small["even_errors"])))  # fmt: skip
+    return fitted, {s: (float(h), float(h3)) for s, (h, h3) in data["eagle3_step_by_source"].items()}
 
 
 def same_record(text: str, other: str, tolerance: float = 1e-4) -> bool:

@@ -15,6 +15,9 @@ EAGLE3_TRADEOFF = Path(__file__).resolve().parent / "data" / "eagle3-tradeoff.js
 #: The ``vllm`` profile refitted at other memory efficiencies (sitebuild/memory_sensitivity.py), as
 #: ``make fit`` records it; a test checks it is what a fresh computation gives.
 MEMORY_SENSITIVITY = Path(__file__).resolve().parent / "data" / "memory-sensitivity.json"
+#: The fits on a subset of the rows the validation page quotes (the small-batch fit, each source's
+#: own EAGLE-3 step), as ``make fit`` records them; a test checks they are a fresh computation's.
+SUBSET_FITS = Path(__file__).resolve().parent / "data" / "subset-fits.json"
 #: Public measurements found elsewhere than in the brief, shown on the validation page as held
 #: out and never fitted (nothing that fits reads this file; tests/test_elsewhere.py checks it).
 ELSEWHERE = Path(__file__).resolve().parent / "data" / "measurements-elsewhere.csv"

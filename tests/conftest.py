@@ -7,12 +7,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import settings
 
 from benchmarks.common import free_port, serve
+from tests.site_builds import build_env, mkdocs_build, once, project_copy
 
 # Property tests run the same examples on every machine (CI included) and are not timed:
 # performance is measured by the benchmarks, not by deadlines.
@@ -38,46 +38,75 @@ def root() -> Path:
     return ROOT
 
 
-def build_site(site_dir: Path, site_url: str = "http://127.0.0.1:8000/") -> subprocess.CompletedProcess:
-    """build_figures.py, then ``mkdocs build --strict`` into ``site_dir`` for ``site_url``."""
-    env = {
-        **os.environ,
-        "NO_MKDOCS_2_WARNING": "1",
-        "SITE_URL": site_url,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    figures = subprocess.run([sys.executable, "build_figures.py"], cwd=ROOT, capture_output=True, text=True, env=env)
-    assert figures.returncode == 0, figures.stderr
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+@pytest.fixture(scope="session")
+def shared(tmp_path_factory) -> Path:
+    """A folder every process of this test session sees (pytest-xdist's workers share the parent
+    of their own temporary folders): what is built once for the whole session lives there."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
-def site_url() -> str:
-    """Where the test server will serve the site: the site is built for this address (its
-    canonical links), though its own links are relative and work anywhere."""
-    return f"http://127.0.0.1:{free_port()}/"
+def site_url(shared) -> str:
+    """The address the session's site is built for (its canonical links name it); the site's own
+    links are relative, so each process serves it at a port of its own (:func:`site_server`)."""
+
+    def choose(path: Path) -> None:
+        path.write_text(f"http://127.0.0.1:{free_port()}/")
+
+    return once(shared, "site-url", choose).read_text()
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory, site_url) -> Path:
-    """The whole site, built once per test session."""
-    site = tmp_path_factory.mktemp("site")
-    result = build_site(site, site_url)
+def figures_run(shared) -> subprocess.CompletedProcess:
+    """``build_figures.py --out <folder>`` for the default configuration, run once per test session;
+    the tests that read its files take :func:`generated`."""
+
+    def make(path: Path) -> None:
+        path.mkdir()
+        run = subprocess.run([sys.executable, "build_figures.py", "--out", str(path / "generated")], cwd=ROOT,
+                             capture_output=True, text=True, env=build_env())  # fmt: skip
+        (path / "stdout").write_text(run.stdout)
+        (path / "stderr").write_text(run.stderr)
+        (path / "returncode").write_text(str(run.returncode))
+
+    path = once(shared, "figures", make)
+    result = subprocess.CompletedProcess(
+        ["build_figures.py"], int((path / "returncode").read_text()), (path / "stdout").read_text(),
+        (path / "stderr").read_text(),
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
-    return site
+    return result
 
 
 @pytest.fixture(scope="session")
-def site_server(built_site, site_url):
-    """The built site served on localhost at its site_url; yields that URL."""
-    with serve(built_site, urlsplit(site_url).port):
-        yield site_url
+def generated(shared, figures_run) -> Path:
+    """The generated folder of the default configuration, built once per test session (read only)."""
+    return shared / "figures" / "generated"
+
+
+@pytest.fixture(scope="session")
+def site_project(shared, generated) -> Path:
+    """A copy of the project's docs, hooks and mkdocs.yml with the default generated folder in it."""
+    return once(shared, "project", lambda path: project_copy(path, generated=generated))
+
+
+@pytest.fixture(scope="session")
+def built_site(shared, site_project, site_url) -> Path:
+    """The whole site for the default configuration, built once per test session."""
+
+    def make(path: Path) -> None:
+        result = mkdocs_build(site_project, path, site_url)
+        assert result.returncode == 0, result.stderr[-4000:]
+
+    return once(shared, "site", make)
+
+
+@pytest.fixture(scope="session")
+def site_server(built_site):
+    """The built site served on localhost at a port of this process; yields its URL."""
+    with serve(built_site, free_port()) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ import pytest
 
 from sitebuild import engine_fit, fit_targets
 from sitebuild.fit_records import readme_block
+from specmodel.errors import SpecModelError
 from specmodel.measurements import MEASUREMENTS_FILE, Measurement, load_measurements, predict
 from specmodel.model.engines import engine_catalog
 from specmodel.model.evaluate import evaluate
@@ -227,6 +228,21 @@ def test_the_validation_pages_claims_say_what_the_fit_gives():
     better = "better" if np.median(np.abs(lumpy)) < np.median(np.abs(even)) else "worse"
     assert said.outcome == f"{expected}:{better}:{'bound' if at_bound else 'inside'}"
     assert said.values["mean"].value == pytest.approx(mean)
+
+
+def test_the_subset_fits_the_site_reads_are_a_fresh_computation(tmp_path):
+    """The small-batch fit and each source's EAGLE-3 step, as make fit records them for the build
+    (which never fits), are what the fits give now; a record of other measurements is refused."""
+    from sitebuild.fit_records import read_subset_fits, same_record, subset_fits_text
+    from sitebuild.paths import SUBSET_FITS
+
+    rows = load_measurements(MEASUREMENTS_FILE)
+    fresh = subset_fits_text(engine_fit.small_batch(rows), engine_fit.eagle3_step_by_source(rows), MEASUREMENTS_FILE)
+    assert same_record(SUBSET_FITS.read_text(encoding="utf-8"), fresh), "run python tools/fit_engine.py (make fit)"
+    other = tmp_path / "measurements.csv"
+    other.write_text(MEASUREMENTS_FILE.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    with pytest.raises(SpecModelError, match="computed on other measurements than measurements.csv"):
+        read_subset_fits(SUBSET_FITS, other)
 
 
 def test_the_dataset_sentence_names_the_datasets_the_profile_misses_most_either_way():

@@ -16,6 +16,7 @@ from sitebuild.build import FIGDATA, FIGURES, outputs
 from sitebuild.build import main as build_main
 from sitebuild.config import SiteSettings
 from sitebuild.numbers import article_numbers
+from tests.site_builds import mkdocs_build, project_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 CALIBRATION = ROOT / "specmodel" / "data" / "calibration.csv"
@@ -25,38 +26,36 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_two_builds_give_identical_files(tmp_path):
-    for name in ("a", "b"):
-        assert build_main(["--out", str(tmp_path / name), "--calibration", str(CALIBRATION)]) == 0
-    first, second = _tree(tmp_path / "a"), _tree(tmp_path / "b")
+def test_two_builds_give_identical_files(tmp_path, generated):
+    """The session's build (build_figures.py in a process of its own) and one more, in this one."""
+    assert build_main(["--out", str(tmp_path / "b"), "--calibration", str(CALIBRATION)]) == 0
+    first, second = _tree(generated), _tree(tmp_path / "b")
     assert first.keys() == second.keys()
     assert [k for k in first if first[k] != second[k]] == []
 
 
-def test_every_figure_is_written_without_plotly_js(tmp_path):
-    assert build_main(["--out", str(tmp_path / "g"), "--calibration", str(CALIBRATION)]) == 0
+def test_every_figure_is_written_without_plotly_js(generated):
     for spec in FIGURES:
-        text = (tmp_path / "g" / "figures" / f"{spec.id}.html").read_text()
+        text = (generated / "figures" / f"{spec.id}.html").read_text()
         assert f'id="fig-{spec.id}"' in text and "<figcaption>" in text
         assert "plotly.js" not in text.lower() and "<script" not in text
         # The figure's JSON is a file of its own, fetched by the page: the fragment only names it.
         assert f'data-src="{FIGDATA}{spec.id}.json"' in text and "data-figure" not in text
         assert len(text) < 4_000
-        figure = json.loads((tmp_path / "g" / "figdata" / f"{spec.id}.json").read_text())
+        figure = json.loads((generated / "figdata" / f"{spec.id}.json").read_text())
         assert figure["data"] and figure["layout"]["height"] > 0
         assert "plotly.js" not in json.dumps(figure).lower()
 
 
-def test_each_figure_reserves_its_height_and_its_controls_rows(tmp_path):
+def test_each_figure_reserves_its_height_and_its_controls_rows(generated):
     """The fragment's inline style holds the drawn heights (wide and narrow) and the number of
     sliders and menus figures.js gives a control of its own, so the page does not move."""
     import re
 
-    assert build_main(["--out", str(tmp_path / "g"), "--calibration", str(CALIBRATION)]) == 0
     controls = {}
     for spec in FIGURES:
-        text = (tmp_path / "g" / "figures" / f"{spec.id}.html").read_text()
-        figure = json.loads((tmp_path / "g" / "figdata" / f"{spec.id}.json").read_text())
+        text = (generated / "figures" / f"{spec.id}.html").read_text()
+        figure = json.loads((generated / "figdata" / f"{spec.id}.json").read_text())
         layout = figure["layout"]
         style = dict(re.findall(r"--specfig-([a-z-]+):([^;\"]+)", text))
         assert style["height"] == f"{layout['height']}px", spec.id
@@ -68,7 +67,7 @@ def test_each_figure_reserves_its_height_and_its_controls_rows(tmp_path):
     assert {k for k, v in controls.items() if v} == {"ladder", "breakdown", "gamma", "breakeven", "hardware"}
 
 
-def test_each_figure_has_its_data_as_csv_from_the_same_computation(tmp_path):
+def test_each_figure_has_its_data_as_csv_from_the_same_computation(generated):
     """Every figure links a CSV of the tidy data it is drawn from (its text alternative); the
     CSV and the figure come from one call of the figure's data function."""
     import io
@@ -76,7 +75,7 @@ def test_each_figure_has_its_data_as_csv_from_the_same_computation(tmp_path):
     import pandas as pd
 
     settings = deployment.resolved(SiteSettings())
-    files = outputs(SiteSettings(), CALIBRATION)
+    files = {name: (generated / name).read_text() for name in _tree(generated) if not name.endswith(".gz")}
     for spec in FIGURES:
         fragment, csv = files[f"figures/{spec.id}.html"], files[f"figdata/{spec.id}.csv"]
         assert isinstance(fragment, str) and isinstance(csv, str)
@@ -109,9 +108,9 @@ def test_a_notebook_figure_carries_its_json_and_a_table_of_its_data():
     assert data_table(fig) in text and "<td>H100</td><td>2</td><td>2.25</td>" in text
 
 
-def test_failed_write_leaves_the_previous_output(tmp_path, monkeypatch, capsys):
+def test_failed_write_leaves_the_previous_output(tmp_path, monkeypatch, capsys, generated):
     out = tmp_path / "generated"
-    assert build_main(["--out", str(out), "--calibration", str(CALIBRATION)]) == 0
+    shutil.copytree(generated, out)  # a previous build's output, its stamp included
     before = _tree(out)
     real_write = Path.write_text
     calls = []
@@ -136,35 +135,31 @@ def test_bad_calibration_path_is_one_line_and_exit_2(tmp_path, capsys):
     assert not (tmp_path / "g").exists()
 
 
-def test_build_prints_what_it_wrote_and_how_long(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "build_figures.py", "--out", str(tmp_path / "g")], cwd=ROOT, capture_output=True, text=True
-    )
+def test_build_prints_what_it_wrote_and_how_long(figures_run):
+    result = figures_run  # build_figures.py --out <folder>, run once for the session
     assert result.returncode == 0, result.stderr
     assert "figures/ladder.html" in result.stdout and " s\n" in result.stdout
 
 
-def test_numbers_file_has_text_and_value():
-    files = outputs(SiteSettings(), CALIBRATION)
-    numbers = json.loads(files["numbers.json"])
+def test_numbers_file_has_text_and_value(generated):
+    numbers = json.loads((generated / "numbers.json").read_text())
     assert set(numbers) == set(article_numbers(SiteSettings()))
     assert numbers["speedup_b1"]["text"].endswith("x")
 
 
-def _copy_docs(tmp_path: Path, page: str) -> Path:
-    """A copy of the project whose index page is ``page``; returns the copy's root."""
+def _copy_docs(tmp_path: Path, site_project: Path, page: str) -> Path:
+    """A copy of the project (the default build's generated folder in it) whose index page is
+    ``page``, without the notebook; returns the copy's root."""
     copy = tmp_path / "proj"
-    shutil.copytree(ROOT / "docs", copy / "docs", ignore=shutil.ignore_patterns("notebook.ipynb"))
-    shutil.copytree(ROOT / "hooks", copy / "hooks")
+    shutil.copytree(site_project, copy, ignore=shutil.ignore_patterns("notebook.ipynb", "site"))
     config = (ROOT / "mkdocs.yml").read_text().replace("  - Notebook: notebook.ipynb\n", "")
     (copy / "mkdocs.yml").write_text(config)
     (copy / "docs" / "index.md").write_text(page)
     return copy
 
 
-@pytest.mark.usefixtures("built_site")
-def test_unknown_number_fails_the_build(tmp_path):
-    copy = _copy_docs(tmp_path, "# Page\n\nSpeedup {{ no_such_number }}.\n")
+def test_unknown_number_fails_the_build(tmp_path, site_project):
+    copy = _copy_docs(tmp_path, site_project, "# Page\n\nSpeedup {{ no_such_number }}.\n")
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],
         cwd=copy,
@@ -176,9 +171,8 @@ def test_unknown_number_fails_the_build(tmp_path):
     assert "unknown number {{ no_such_number }}" in result.stderr
 
 
-@pytest.mark.usefixtures("built_site")
-def test_unknown_figure_fails_the_build(tmp_path):
-    copy = _copy_docs(tmp_path, "# Page\n\n{{ figure:nope }}\n")
+def test_unknown_figure_fails_the_build(tmp_path, site_project):
+    copy = _copy_docs(tmp_path, site_project, "# Page\n\n{{ figure:nope }}\n")
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],
         cwd=copy,
@@ -257,11 +251,10 @@ def test_built_pages_exist(built_site):
     assert "{{" not in (built_site / "index.html").read_text()
 
 
-@pytest.mark.usefixtures("built_site")
-def test_a_failing_notebook_cell_fails_the_build(tmp_path):
+def test_a_failing_notebook_cell_fails_the_build(tmp_path, site_project):
     import nbformat
 
-    copy = _copy_docs(tmp_path, "# Page\n")
+    copy = _copy_docs(tmp_path, site_project, "# Page\n")
     (copy / "mkdocs.yml").write_text((ROOT / "mkdocs.yml").read_text())
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("raise RuntimeError('this cell fails on purpose')")]
@@ -296,13 +289,10 @@ def _build_with_config(tmp_path: Path, config_text: str, name: str = "h200.toml"
     )
 
 
-def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_path):
-    """The issue's check: with the card swapped to H200 the site's numbers follow it."""
-    copy = tmp_path / "proj"
-    shutil.copytree(ROOT / "docs", copy / "docs", ignore=shutil.ignore_patterns("generated"))
-    shutil.copytree(ROOT / "hooks", copy / "hooks")
-    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
-    shutil.copytree(ROOT / "sitebuild", copy / "sitebuild")  # the notebook embeds its figure with the site builder
+@pytest.mark.slow
+def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_path, generated):
+    """With the card swapped to H200 the site's numbers follow it."""
+    copy = project_copy(tmp_path / "proj")
     result = _build_with_config(tmp_path, '[deployment]\nhardware = "h200"\n')
     assert result.returncode == 0, result.stderr
     h100 = quoted(SiteSettings())
@@ -321,17 +311,10 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     # The simulator's data and the settings file follow too.
     settings = json.loads((copy / "docs" / "generated" / "settings.json").read_text())
     assert settings["deployment"]["hardware"] == "h200"
-    assert build_main(["--out", str(tmp_path / "h100"), "--calibration", str(CALIBRATION)]) == 0
     for name in ("data/sim/0-0-0-10.bin.gz", "data/sim/1-2-1-3.bin.gz"):  # ideal and vllm slices
-        assert (copy / "docs" / "generated" / name).read_bytes() != (tmp_path / "h100" / name).read_bytes()
+        assert (copy / "docs" / "generated" / name).read_bytes() != (generated / name).read_bytes()
     # The built article names the H200 and quotes its numbers.
-    site = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict"],
-        cwd=copy,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
+    site = mkdocs_build(copy)
     assert site.returncode == 0, site.stderr[-3000:]
     page = (copy / "site" / "index.html").read_text()
     assert "NVIDIA H200 SXM 141 GB" in page
@@ -339,7 +322,7 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     assert f"{h200['rung_b1.spec_tps_b1']['text']} tokens/s" in page and h200["usable_gib"]["text"] in page
 
 
-def test_a_config_with_another_model_pair_and_constant(tmp_path):
+def test_a_config_with_another_model_pair_and_constant(tmp_path, generated):
     result = _build_with_config(
         tmp_path,
         "deployment:\n  target: llama-3.1-8b\n  draft: llama-3.2-1b\n"
@@ -347,19 +330,17 @@ def test_a_config_with_another_model_pair_and_constant(tmp_path):
         "llama.yaml",
     )
     assert result.returncode == 0, result.stderr
-    generated = tmp_path / "proj" / "docs" / "generated"
-    numbers = json.loads((generated / "numbers.json").read_text())
+    built = tmp_path / "proj" / "docs" / "generated"
+    numbers = json.loads((built / "numbers.json").read_text())
     assert numbers["target_name"]["text"] == "Llama-3.1-8B" and numbers["draft_name"]["text"] == "Llama-3.2-1B"
     assert numbers["gpu_memory_utilization"]["text"] == "95%"
-    assert "Llama-3.2-1B" in (generated / "tables" / "footprint.md").read_text()
-    assert "set by the config" in (generated / "tables" / "constants.md").read_text()
-    html = (generated / "html" / "simulator.html").read_text()
+    assert "Llama-3.2-1B" in (built / "tables" / "footprint.md").read_text()
+    assert "set by the config" in (built / "tables" / "constants.md").read_text()
+    html = (built / "html" / "simulator.html").read_text()
     meta = html.split('<script type="application/json" id="specsim-meta">', 1)[1].split("</script>", 1)[0]
     assert json.loads(meta)["axes"]["drafter"][:2] == ["llama-3.2-1b", "llama-3.2-3b"]
     # The calibration table is always the article's deployment against the article.
-    assert (generated / "tables" / "calibration.md").read_text() == (
-        ROOT / "docs" / "generated" / "tables" / "calibration.md"
-    ).read_text()
+    assert (built / "tables" / "calibration.md").read_text() == (generated / "tables" / "calibration.md").read_text()
 
 
 def test_a_bad_config_fails_the_build_and_writes_nothing(tmp_path):

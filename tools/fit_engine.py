@@ -1,8 +1,9 @@
 """Fit the ``vllm`` engine profile to public measurements and write it to
 ``specmodel/data/engines.toml`` with its provenance, residuals, standard errors and held-out
 errors, what a step time of EAGLE-3's own would trade to
-``sitebuild/data/eagle3-tradeoff.json``, and the profile refitted at other memory efficiencies to
-``sitebuild/data/memory-sensitivity.json`` (``make fit``).
+``sitebuild/data/eagle3-tradeoff.json``, the profile refitted at other memory efficiencies to
+``sitebuild/data/memory-sensitivity.json``, and the fits on a subset of the rows that the
+validation page quotes to ``sitebuild/data/subset-fits.json`` (``make fit``).
 
     python tools/fit_engine.py                     # fit, write, print the residuals
     python tools/fit_engine.py --check             # fit and compare with the file; write nothing
@@ -31,15 +32,24 @@ from sitebuild.engine_fit import (
     FIXED,
     NOT_FITTED,
     Fit,
+    eagle3_step_by_source,
     fit,
     held_out,
     identifiability,
     profile,
+    small_batch,
 )
 from sitebuild.engine_tradeoff import band, tradeoffs
-from sitebuild.fit_records import readme_block, same_record, same_values, sensitivity_text, tradeoff_text
+from sitebuild.fit_records import (
+    readme_block,
+    same_record,
+    same_values,
+    sensitivity_text,
+    subset_fits_text,
+    tradeoff_text,
+)
 from sitebuild.memory_sensitivity import refits
-from sitebuild.paths import EAGLE3_TRADEOFF, MEMORY_SENSITIVITY
+from sitebuild.paths import EAGLE3_TRADEOFF, MEMORY_SENSITIVITY, SUBSET_FITS
 from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.engines import FitProvenance
 from specmodel.model.profile_file import toml_value
@@ -174,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     records = {
         EAGLE3_TRADEOFF: tradeoff_text(tradeoffs(tuple(rows)), band(tuple(rows)), MEASUREMENTS),
         MEMORY_SENSITIVITY: sensitivity_text(refits(tuple(rows)), MEASUREMENTS),
+        SUBSET_FITS: subset_fits_text(small_batch(rows), eagle3_step_by_source(rows), MEASUREMENTS),
     }
     if args.check:
         same = profile_is_current(rows, result, splits)

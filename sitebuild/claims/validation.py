@@ -11,9 +11,9 @@ from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import verdict
 from sitebuild.config import SiteSettings
 from sitebuild.figures_data import validation
-from sitebuild.fit_records import read_sensitivity, read_tradeoff
+from sitebuild.fit_records import read_sensitivity, read_subset_fits, read_tradeoff
 from sitebuild.numbers.text import name, percent, plain
-from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY
+from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, SUBSET_FITS
 from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary, load_measurements
@@ -64,11 +64,10 @@ SMALL_BATCH_PREFILL = {
 def small_batch_fit(settings: SiteSettings) -> Said:
     """Which way the profile fitted on batch <= 16 errs at batch 64 and 128 (mean signed error
     beyond 3% either way, else both ways), and whether that fit's overlap exponent sits at the
-    bound of its search."""
-    rows = load_measurements(MEASUREMENTS)
-    small, errors = engine_fit.small_to_large_fit(rows, engine_fit.FITTED)
-    even = engine_fit.small_to_large_fit(rows, engine_fit.FITTED, fixed={"token_budget": None})[1]
-    mean, overlap = float(errors.mean()), small.values["overlap"]
+    bound of its search (the fit as ``make fit`` records it)."""
+    small = read_subset_fits(SUBSET_FITS, MEASUREMENTS)[0]
+    errors, even = np.array(small.errors), np.array(small.even_errors)
+    mean, overlap = float(errors.mean()), small.overlap
     bias = "optimistic" if mean > 0.03 else "pessimistic" if mean < -0.03 else "both_ways"
     bound = "bound" if overlap > 0.99 * engine_fit.PARAMETERS["overlap"][2] else "inside"
     full = settings.engines["vllm"].overlap
@@ -276,8 +275,7 @@ MEMORY_HELD = {
 }
 MEMORY_IDENTIFIABLE = {
     "tight": "",
-    "loose": "At {loose_etas} a fitted constant's standard error exceeds half its value, the limit set "
-    "for a constant the rows can pin.",
+    "loose": "At {loose_etas} a fitted constant's standard error exceeds half its value: the rows no longer pin it.",
 }
 
 

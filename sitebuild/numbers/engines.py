@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild import engine_fit
 from sitebuild.config import SiteSettings
 from sitebuild.figures_data import validation
+from sitebuild.fit_records import read_subset_fits
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, percent, plain
-from sitebuild.paths import MEASUREMENTS
+from sitebuild.paths import MEASUREMENTS, SUBSET_FITS
 from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.engines import EngineProfile
 from specmodel.model.scenario import ENGINES
@@ -60,7 +60,7 @@ def numbers(settings: SiteSettings) -> dict[str, Number]:
     n["vllm_token_budget"] = plain(p.token_budget or 0, 0)
     n["vllm_memory_efficiency"] = plain(p.memory_efficiency_or(settings.constants.MEMORY_EFFICIENCY))
     n.update(held_out_numbers(p))
-    steps = engine_fit.eagle3_step_by_source(load_measurements(MEASUREMENTS))
+    steps = read_subset_fits(SUBSET_FITS, MEASUREMENTS)[1]  # as make fit records them
     for short, source in (("issue", "vllm-project/vllm issue #20780"), ("bench", "SpecDecode-Bench")):
         head, fused = steps[source]
         n[f"vllm_eagle3_step_{short}_ms"] = plain(fused * 1e3)
