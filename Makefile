@@ -19,7 +19,7 @@ export VIRTUAL_ENV := $(CURDIR)/$(VENV)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install chromium test lint bare serve site figures readme fit bench clean lock
+.PHONY: install chromium test test-fast lint bare serve site figures readme fit bench clean lock
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -n "$(HOST_PYTHON)" || { echo "$(PYTHON) not found: install Python 3.11+" >&2; exit 1; }
@@ -35,8 +35,14 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# Every core (pytest-xdist), a test file to a process: a module's shared fixtures are made once.
+PYTEST_ARGS ?= -n auto --dist loadfile
 test: install chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The tests that neither build a site of their own nor refit the profile.
+test-fast: install chromium
+	$(BIN)/python -m pytest $(PYTEST_ARGS) -m "not slow"
 
 # The quality gates: lint and format, types (specmodel, sitebuild, tools), the import layers
 # (pyproject.toml), no import cycle anywhere in the repository, no function nothing calls.

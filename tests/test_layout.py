@@ -1,4 +1,4 @@
-"""The shape of the code: small modules and functions, settings passed (never looked up),
+"""The shape of the code: small functions, settings passed (never looked up),
 a pinned public API, and the plotly.js the site ships matching the Python package."""
 
 from __future__ import annotations
@@ -13,18 +13,13 @@ import specmodel
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(p for package in ("specmodel", "sitebuild") for p in (ROOT / package).rglob("*.py"))
-MAX_MODULE_LINES = 400
+#: A module is as long as its concept needs; a function's branching is limited by ruff (C901,
+#: pyproject.toml) and its length here.
 MAX_FUNCTION_LINES = 60
 
 
 def _rel(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
-
-
-@pytest.mark.parametrize("path", SOURCES, ids=_rel)
-def test_modules_are_small(path):
-    lines = path.read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_MODULE_LINES, f"{_rel(path)} has {lines} lines"
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=_rel)

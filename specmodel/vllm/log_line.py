@@ -124,10 +124,9 @@ def _found(text: str) -> str:
     return excerpt(text, 40) if text else "the end of the line"
 
 
-def _fields(message: str, marker: str, where: str, table: _Table, required: list[str]) -> dict[str, str]:
-    """``attribute: value text`` of the fields of ``table`` in ``message`` (from ``marker``
-    on, up to a table-cell bar, backtick or quote), each matched against its pattern;
-    fields not in the table are skipped, those ``required`` must be there."""
+def _labelled(message: str, marker: str, where: str) -> dict[str, str]:
+    """``label: value text`` of every field in ``message`` from ``marker`` on, up to a table-cell
+    bar, backtick or quote (a value that is a list runs on over the commas that follow it)."""
     body = _CELL_END.split(message[len(marker) :], maxsplit=1)[0].strip()
     if marker == V0_MARKER and not body.endswith("."):  # V0 ends its message with a full stop
         raise _malformed(where, marker, f"expected it to end with '.', found {_found(body[-20:])}")
@@ -143,8 +142,15 @@ def _fields(message: str, marker: str, where: str, table: _Table, required: list
             raise _malformed(where, marker, f"expected '<field>: <value>', found {_found(chunk)}")
         else:  # a list goes on (the per-position rates, or in a field vLLM added)
             fields[label] += ", " + chunk
+    return fields
+
+
+def _fields(message: str, marker: str, where: str, table: _Table, required: list[str]) -> dict[str, str]:
+    """``attribute: value text`` of the fields of ``table`` in ``message`` (from ``marker``
+    on, up to a table-cell bar, backtick or quote), each matched against its pattern;
+    fields not in the table are skipped, those ``required`` must be there."""
     values: dict[str, str] = {}
-    for name, text in fields.items():
+    for name, text in _labelled(message, marker, where).items():
         if name in table:
             attribute, pattern, shape = table[name]
             match = pattern.fullmatch(text)
