@@ -35,8 +35,8 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# Every core (pytest-xdist), a test file to a process: a module's shared fixtures are made once.
-PYTEST_ARGS ?= -n auto --dist loadfile
+# Every core (pytest-xdist); the tests that share refits in one process (xdist_group "fits").
+PYTEST_ARGS ?= -n auto --dist loadgroup
 test: install chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -69,7 +69,7 @@ def one_gpu() -> None:
         for _, row, err in worst:
             print(
                 f"{'':<20}   worst: {row.method} batch {row.batch} gamma {row.num_speculative_tokens} "
-                f"({row.source.split(' (')[0]}): {err:+.1%}"
+                f"({row.citation}): {err:+.1%}"
             )
 
 

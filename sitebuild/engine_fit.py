@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -266,16 +267,6 @@ def stretch_starts(bends: Sequence[float], low: float, high: float, skip: float 
     return [math.sqrt(a * b) for a, b in zip(edges, edges[1:]) if skip is None or not a <= skip <= b]
 
 
-def source_of(row: Measurement) -> str:
-    """A row's source, without the parenthesised detail."""
-    return row.source.split(" (")[0].split(",")[0]
-
-
-def workload_of(row: Measurement) -> str:
-    """A row's source and workload (prompt and output lengths)."""
-    return f"{source_of(row)} {row.prompt_tokens}/{row.output_tokens}"
-
-
 def group_out(
     rows: list[Measurement],
     key: Callable[[Measurement], str],
@@ -306,8 +297,8 @@ def eagle3_step_by_source(rows: list[Measurement]) -> dict[str, tuple[float, flo
     in seconds, by source (on a source without n-gram rows the n-gram constant is not fitted).
     Why the profile has no such term: each source alone may ask for it, but for a different size."""
     out = {}
-    for source in dict.fromkeys(source_of(r) for r in rows):
-        own = [r for r in rows if source_of(r) == source]
+    for source in dict.fromkeys(r.source_name for r in rows):
+        own = [r for r in rows if r.source_name == source]
         names = [n for n in FITTED if n != "ngram_matched_acceptance" or any(r.method == "ngram" for r in own)]
         values = fit(own, [*names, "fused_head_pass_s"]).values
         out[source] = (values["head_pass_s"], values["fused_head_pass_s"])
@@ -359,8 +350,8 @@ def held_out(
     leave one (source, workload) out, leave one source out, fit on batch <= 16 predicting the
     larger batches, and in sample (``fixed``: constants set otherwise than in :data:`FIXED`)."""
     splits = {
-        "leave_one_workload_out": group_out(rows, workload_of, names, fixed=fixed),
-        "leave_one_source_out": group_out(rows, source_of, names, fixed=fixed),
+        "leave_one_workload_out": group_out(rows, attrgetter("workload"), names, fixed=fixed),
+        "leave_one_source_out": group_out(rows, attrgetter("source_name"), names, fixed=fixed),
         "small_to_large": small_to_large(rows, names, fixed=fixed),
         "in_sample": fit(rows, names, fixed).errors,
     }

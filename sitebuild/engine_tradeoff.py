@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from operator import attrgetter
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def split_errors(rows: list[Measurement], width: float, split: str) -> np.ndarra
     if split == "in_sample":
         return engine_fit.fit(rows, names, shrink=shrink).errors
     if split == "leave_one_source_out":
-        return engine_fit.group_out(rows, engine_fit.source_of, names, shrink)
+        return engine_fit.group_out(rows, attrgetter("source_name"), names, shrink)
     return engine_fit.small_to_large_fit(rows, names, shrink=shrink)[1]
 
 

@@ -37,7 +37,7 @@ class SeriesResult:
     def name(self) -> str:
         """Source, drafter, deployment and workload, for a printed line."""
         r = self.members[0]
-        return (f"{r.source.split(' (')[0]} | {r.method} k={r.num_speculative_tokens} | {r.target} "
+        return (f"{r.citation} | {r.method} k={r.num_speculative_tokens} | {r.target} "
                 f"tp{r.tensor_parallel} | {r.prompt_tokens}/{r.output_tokens}")  # fmt: skip
 
 

@@ -107,6 +107,28 @@ class Measurement(BaseModel):
         return value.split(" (")[0].strip() if isinstance(value, str) else value
 
     @property
+    def source_name(self) -> str:
+        """Who published the row: the source up to its first comma or parenthesis (the unit the
+        fit leaves out in turn), e.g. ``SpecDecode-Bench`` or ``vllm-project/vllm issue #20780``."""
+        return self.source.split(" (")[0].split(",")[0]
+
+    @property
+    def citation(self) -> str:
+        """The source without its parenthesised detail, e.g. ``SpecDecode-Bench, arXiv:2601.11580, Fig. 1``."""
+        return self.source.split(" (")[0]
+
+    @property
+    def workload(self) -> str:
+        """The source and the workload's prompt and output lengths, e.g. ``SpecDecode-Bench 94/256``."""
+        return f"{self.source_name} {self.prompt_tokens}/{self.output_tokens}"
+
+    @property
+    def dataset(self) -> str:
+        """The dataset the notes name (``dataset GSM8K; ...``), else the prompt length."""
+        first = self.notes.split(";")[0].strip()
+        return first.removeprefix("dataset ") if first.startswith("dataset ") else f"{self.prompt_tokens}-token prompts"
+
+    @property
     def source_url(self) -> str | None:
         """A link to the source: the GitHub issue or pull request, or the arXiv paper it names.
 

@@ -94,6 +94,7 @@ def test_a_claim_without_a_wording_for_its_outcome_names_itself():
         claim("demo", "a", {"x": plain(1, 0)}, {"a": "{x} and {y}"})
 
 
+@pytest.mark.slow
 def test_a_configuration_that_makes_a_claim_false_without_a_wording_fails_the_build(monkeypatch, tmp_path, capsys):
     """If the prose had only the default's wording for the bigger draft ("still short of the
     smaller draft"), FALLING_RATIO = 1 would make it false: the build stops and names the claim."""

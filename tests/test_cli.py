@@ -108,6 +108,7 @@ def test_bad_input_is_one_line_and_exit_2(args, needle):
     assert len(lines) == 1 and needle in lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ext", ["csv", "parquet"])
 def test_sweep_writes_the_default_grid(tmp_path, ext):
     target = tmp_path / f"grid.{ext}"

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 
 import numpy as np
 import pytest
@@ -22,6 +23,8 @@ from sitebuild.paths import EAGLE3_TRADEOFF
 from specmodel.errors import SpecModelError
 from specmodel.measurements import MEASUREMENTS_FILE, load_measurements
 
+#: The refits this file shares with the other fit tests are made once per process: one process runs them all.
+pytestmark = [pytest.mark.xdist_group("fits"), pytest.mark.slow]
 ROWS = tuple(load_measurements(MEASUREMENTS_FILE))
 FREE = (*engine_fit.FITTED, "fused_head_pass_s")
 
@@ -70,7 +73,7 @@ def test_infinite_width_is_the_free_fit_with_eagle3s_own_step(results):
     values = engine_fit.fit(list(ROWS), FREE).values
     assert (free.head_s, free.eagle3_s) == pytest.approx((values["head_pass_s"], values["fused_head_pass_s"]))
     assert free.errors["leave_one_source_out"][0] == pytest.approx(
-        float(np.median(np.abs(engine_fit.group_out(list(ROWS), engine_fit.source_of, FREE))))
+        float(np.median(np.abs(engine_fit.group_out(list(ROWS), attrgetter("source_name"), FREE))))
     )
 
 

@@ -20,9 +20,11 @@ import pytest
 from sitebuild import engine_fit
 from specmodel.measurements import MEASUREMENTS_FILE, load_measurements
 
+pytestmark = pytest.mark.slow  # refits
+
 ROWS = load_measurements(MEASUREMENTS_FILE)
 SMALL = [r for r in ROWS if r.batch <= 16]
-ISSUE = [r for r in ROWS if engine_fit.source_of(r) == "vllm-project/vllm issue #20780"]
+ISSUE = [r for r in ROWS if r.source_name == "vllm-project/vllm issue #20780"]
 
 
 def _starting_at(monkeypatch: pytest.MonkeyPatch, **starts: float) -> None:

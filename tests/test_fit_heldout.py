@@ -30,6 +30,8 @@ from specmodel.model.engines import engine_catalog
 from specmodel.model.evaluate import evaluate
 from specmodel.model.settings import Settings
 
+#: The refits this file shares with the other fit tests are made once per process: one process runs them all.
+pytestmark = [pytest.mark.xdist_group("fits"), pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
 VLLM = engine_catalog()["vllm"]
 FIT = VLLM.fit

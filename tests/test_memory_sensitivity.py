@@ -28,6 +28,8 @@ from specmodel.model.engines import engine_catalog
 from specmodel.model.evaluate import evaluate
 from specmodel.model.settings import Settings
 
+#: The refits this file shares with the other fit tests are made once per process: one process runs them all.
+pytestmark = [pytest.mark.xdist_group("fits"), pytest.mark.slow]
 ROWS = tuple(load_measurements(MEASUREMENTS_FILE))
 SCENARIO = {"concurrency": np.array([1, 16, 64, 128]), "context": 838, "generated_tokens": 322,
             "target": "llama-3.1-8b", "hardware": "h100-sxm", "drafter": "eagle3", "gamma": 3,

@@ -5,6 +5,7 @@ what cannot be true is refused rather than computed."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -61,9 +62,14 @@ def test_the_build_refuses_a_destination_it_did_not_write_and_leaves_it_alone(tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "report.txt"]  # no hidden leftovers
 
 
-def test_the_build_writes_a_new_or_empty_folder_and_replaces_its_own(tmp_path):
+@pytest.mark.slow
+def test_the_build_writes_a_new_or_empty_folder_and_replaces_its_own(tmp_path, figures_run, generated):
+    # A new folder: the session's build wrote one (build_figures.py --out <a path that did not exist>).
+    assert (generated / STAMP).is_file() and (generated / "numbers.json").is_file()
+    assert sorted(p.name for p in generated.parent.iterdir()) == ["generated", "returncode", "stderr", "stdout"]
     (tmp_path / "empty").mkdir()
-    for out in (tmp_path / "new", tmp_path / "empty", tmp_path / "new"):  # the last one replaces a build
+    shutil.copytree(generated, tmp_path / "new")  # a build of its own, to be replaced
+    for out in (tmp_path / "empty", tmp_path / "new"):
         result = build("--out", str(out))
         assert result.returncode == 0, result.stderr
         assert (out / STAMP).is_file() and (out / "numbers.json").is_file()

@@ -1,14 +1,15 @@
 """The site build never loses a file of the user's, survives an interrupt at any moment, and
 fails one line at a time when its output cannot be written; so does the CLI's stdout.
 
-Two real builds (a module-scoped one and its rebuild) and two interrupted ones; the rest runs
-the output layer in-process on small folders."""
+One real rebuild (of a copy of the test session's build) and two interrupted builds; the rest
+runs the output layer in-process on small folders."""
 
 from __future__ import annotations
 
 import errno
 import os
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -80,15 +81,16 @@ def build(*args: str, **kwargs) -> subprocess.CompletedProcess:
 # --- real builds ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    """One real build, shared by the tests that need the whole site."""
-    gen = tmp_path_factory.mktemp("real") / "gen"
-    result = build("--out", str(gen))
-    assert result.returncode == 0 and result.stderr == "", result.stderr[-2000:]  # no progress off a terminal
+@pytest.fixture
+def built(tmp_path, figures_run, generated) -> Path:
+    """A copy of the session's real build (build_figures.py --out, its stamp included)."""
+    assert figures_run.stderr == "", figures_run.stderr[-2000:]  # no progress off a terminal
+    gen = tmp_path / "gen"
+    shutil.copytree(generated, gen)
     return gen
 
 
+@pytest.mark.slow
 def test_a_rebuild_keeps_the_users_files_unchanged(built):
     stamp = (built / STAMP).read_text()
     mine = users_files(built)
@@ -101,6 +103,7 @@ def test_a_rebuild_keeps_the_users_files_unchanged(built):
     assert stat.S_IMODE(built.stat().st_mode) == 0o777 & ~umask()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_build_says_one_line_and_leaves_the_folder_as_it_was(tmp_path, signum):
     gen = tmp_path / "gen"

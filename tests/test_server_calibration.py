@@ -18,6 +18,8 @@ from sitebuild.server_calibration import SeriesResult, all_series, median_errors
 from specmodel.measurements import MEASUREMENTS_FILE, MULTIGPU_MEASUREMENTS_FILE
 from specmodel.model.settings import Settings
 
+pytestmark = pytest.mark.slow  # refits
+
 
 @pytest.fixture(scope="module")
 def one_gpu() -> list[SeriesResult]:

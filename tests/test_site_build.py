@@ -26,6 +26,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_two_builds_give_identical_files(tmp_path, generated):
     """The session's build (build_figures.py in a process of its own) and one more, in this one."""
     assert build_main(["--out", str(tmp_path / "b"), "--calibration", str(CALIBRATION)]) == 0
@@ -108,6 +109,7 @@ def test_a_notebook_figure_carries_its_json_and_a_table_of_its_data():
     assert data_table(fig) in text and "<td>H100</td><td>2</td><td>2.25</td>" in text
 
 
+@pytest.mark.slow
 def test_failed_write_leaves_the_previous_output(tmp_path, monkeypatch, capsys, generated):
     out = tmp_path / "generated"
     shutil.copytree(generated, out)  # a previous build's output, its stamp included
@@ -227,6 +229,7 @@ def _generated_values(generated: Path) -> dict:
     return {**numbers, **{f"{c}.{k}": v for c, said in claims.items() for k, v in said["values"].items()}}
 
 
+@pytest.mark.slow
 def test_changing_a_constant_changes_the_sentences_that_quote_it(tmp_path):
     current = {k: v.text for k, v in quoted(SiteSettings()).items()}
     changed = _numbers_with(tmp_path, "MEMORY_EFFICIENCY = 0.80", "MEMORY_EFFICIENCY = 0.60")
@@ -322,6 +325,7 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     assert f"{h200['rung_b1.spec_tps_b1']['text']} tokens/s" in page and h200["usable_gib"]["text"] in page
 
 
+@pytest.mark.slow
 def test_a_config_with_another_model_pair_and_constant(tmp_path, generated):
     result = _build_with_config(
         tmp_path,

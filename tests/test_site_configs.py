@@ -120,6 +120,7 @@ def _check(files: dict[str, str | bytes], fits: bool) -> None:
     assert (DOES_NOT_FIT in said["wording"]) is (not fits), said["wording"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config, fits", list(CONFIGS.values()), ids=list(CONFIGS))
 def test_the_site_builds_for_a_valid_configuration(config, fits, monkeypatch):
     """numbers, claims, figures and tables for the configuration: no exception, no NaN or
@@ -137,6 +138,7 @@ def test_l40s_with_a_32b_target_runs_on_the_fewest_gpus_that_hold_it():
     assert settings.deployment.tensor_parallel == 2
 
 
+@pytest.mark.slow
 def test_build_figures_writes_the_whole_site_for_a_deployment_that_does_not_fit(tmp_path):
     """The command itself, simulator data included: exit 0, no traceback, and the article says
     the deployment does not fit."""

@@ -15,13 +15,7 @@ from sitebuild.config import ARTICLE_ENGINE, SiteSettings
 from sitebuild.numbers.text import Number, name, percent, plain, times
 from sitebuild.paths import MEASUREMENTS
 from sitebuild.server_calibration import LARGE, SMALL, SeriesResult, all_series, median_errors
-from specmodel.measurements import MULTIGPU_MEASUREMENTS_FILE, Measurement
-
-
-def _dataset(row: Measurement) -> str:
-    """The dataset the notes name (``dataset GSM8K; ...``), or the prompt and output lengths."""
-    first = (row.notes or "").split(";")[0].strip()
-    return first.removeprefix("dataset ") if first.startswith("dataset ") else f"{row.prompt_tokens}-token prompts"
+from specmodel.measurements import MULTIGPU_MEASUREMENTS_FILE
 
 
 def example_numbers(result: SeriesResult) -> dict[str, Number]:
@@ -33,8 +27,8 @@ def example_numbers(result: SeriesResult) -> dict[str, Number]:
         "calib_gamma": plain(first.num_speculative_tokens, 0),
         "calib_target": name(first.target),
         "calib_hardware": name(first.hardware),
-        "calib_dataset": name(_dataset(first)),
-        "calib_source": name(first.source.split(" (")[0]),
+        "calib_dataset": name(first.dataset),
+        "calib_source": name(first.citation),
         "calib_fitted_names": name(", ".join(result.fitted) or "none"),
         "calib_example_fitted_error": percent(float(np.median(np.abs(fitted))), 1),
         "calib_example_public_error": percent(float(np.median(np.abs(public))), 1),

@@ -11,7 +11,7 @@ from typing import Any
 from specmodel.errors import SpecModelError
 from specmodel.model.drafters import all_drafter_names
 from specmodel.model.engines import BATCHINGS
-from specmodel.model.scenario import DEFAULTS, PROFILES
+from specmodel.model.scenario import DEFAULTS, PROFILES, Scenario
 from specmodel.model.settings import Settings
 from specmodel.model.specs import architecture_catalog, hardware_catalog
 from specmodel.model.validation import MAX_GAMMA
@@ -21,26 +21,9 @@ from specmodel.structured_input import MAX_DIGITS
 #: Most items of a list of per-position rates read (a longer one is refused before it is parsed).
 MAX_RATES = MAX_GAMMA
 
-#: Scenario fields the options set; None means "not given" (the model's default applies).
-SCENARIO_OPTIONS = (
-    "concurrency",
-    "context",
-    "gamma",
-    "drafter",
-    "acceptance",
-    "alpha",
-    "per_position",
-    "mean_acceptance_length",
-    "engine",
-    "batching",
-    "generated_tokens",
-    "hardware",
-    "target",
-    "tensor_parallel",
-    "draft_tensor_parallel",
-    "tree_topk",
-    "verify_tokens",
-)
+#: Scenario fields the options set, read off the one schema (:class:`Scenario`): each field the
+#: parser has an option for; None means "not given" (the model's default applies).
+SCENARIO_OPTIONS = tuple(Scenario.model_fields)
 
 
 class Parser(argparse.ArgumentParser):
