@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from operator import attrgetter
 from typing import Any
 
@@ -166,10 +167,6 @@ class Fit:
     jacobian: FloatArray = field(repr=False)
 
 
-#: Every fit made in this process, by :func:`fit_key`: a fit is a pure function of its key.
-_FITS: dict[tuple[Any, ...], Fit] = {}
-
-
 def fit_key(
     rows: Sequence[Measurement], names: Sequence[str], fixed: Mapping[str, Any] | None, shrink: Shrink | None
 ) -> tuple[Any, ...]:
@@ -189,9 +186,20 @@ def fit(
     """:func:`search_fit`, made once per :func:`fit_key` in a process (the held-out splits, the
     trade-off and the memory refits share many fits); its arrays are read-only."""
     key = fit_key(rows, names, fixed, shrink)
-    if key not in _FITS:
-        _FITS[key] = search_fit(rows, names, fixed, shrink)
-    return _FITS[key]
+    return _fit_once(key, tuple(rows), tuple(names), tuple((fixed or {}).items()), shrink)
+
+
+@cache
+def _fit_once(
+    key: tuple[Any, ...],
+    rows: tuple[Measurement, ...],
+    names: tuple[str, ...],
+    fixed: tuple[tuple[str, Any], ...],
+    shrink: Shrink | None,
+) -> Fit:
+    """:func:`search_fit`, memoised by its :func:`fit_key` (``key``; a fit is a pure function of
+    it, and the other arguments are what it was made from)."""
+    return search_fit(list(rows), names, dict(fixed) if fixed else None, shrink)
 
 
 def search_fit(

@@ -9,7 +9,8 @@ One function per figure, named like the figure; no drawing here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -59,18 +60,26 @@ PASS_TOKENS = np.unique(np.round(np.geomspace(1, 1024, 41)).astype(int))
 MOE_DRAFTERS = ("ngram", "eagle", MOE_DRAFT)
 
 
-# Fitting takes seconds under the ideal engine (its cohort is simulated for every candidate
-# acceptance), and the figures, tables and numbers of one build all need the same fits.
-_FITS: dict[tuple[str, str], list[FittedSeries]] = {}
-
-
 def fitted(settings: SiteSettings, engine: str = ENGINE) -> list[FittedSeries]:
     """Every series of the four-GPU measurements with its mean acceptance length fitted at
-    batch 1 under ``engine`` (computed once per settings and engine)."""
-    key = (engine, settings.model_dump_json())
-    if key not in _FITS:
-        _FITS[key] = fit_series(load_measurements(MULTIGPU_MEASUREMENTS_FILE), engine, settings)
-    return _FITS[key]
+    batch 1 under ``engine`` (computed once per settings and engine: fitting takes seconds under
+    the ideal engine, whose cohort is simulated for every candidate acceptance, and the figures,
+    tables and numbers of one build all need the same fits)."""
+    return _fitted(engine, _Keyed(settings.model_dump_json(), settings))
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """Settings that compare and hash by their JSON (``key``), so that a memo can take them."""
+
+    key: str
+    value: SiteSettings = field(compare=False)
+
+
+@cache
+def _fitted(engine: str, settings: _Keyed) -> list[FittedSeries]:
+    """:func:`fitted`, memoised by the engine and the settings' JSON."""
+    return fit_series(load_measurements(MULTIGPU_MEASUREMENTS_FILE), engine, settings.value)
 
 
 def dataset(row: Measurement) -> str:

@@ -41,6 +41,32 @@ def test_settings_are_passed_not_looked_up(path):
     assert "ContextVar" not in text and "global " not in text, f"{_rel(path)} keeps state outside its arguments"
 
 
+def _empty_container(value: ast.expr | None) -> bool:
+    """``{}``, ``[]``, ``set()``, ``dict()``... : a container made empty, to be filled later."""
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if isinstance(value, ast.List | ast.Set):
+        return not value.elts
+    makers = ("dict", "list", "set", "defaultdict", "OrderedDict", "deque")
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in makers
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_no_module_level_mutable_state(path):
+    """A module never keeps a container it fills as it runs (a cache among them): a cache is
+    memoised on a function (functools.cache) or passed in."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    state = [ast.unparse(node).split("=")[0].strip() for node in tree.body
+             if isinstance(node, ast.Assign | ast.AnnAssign) and _empty_container(node.value)]  # fmt: skip
+    assert state == [], f"{_rel(path)} keeps module-level state: {state}"
+
+
+def test_the_state_rule_sees_a_cache_and_spares_a_table():
+    found = [_empty_container(ast.parse(code).body[0].value) for code in  # type: ignore[attr-defined]
+             ("_FITS: dict[str, int] = {}", "_SEEN = set()", "TABLE = {'a': 1}", "NAMES = ('a',)")]  # fmt: skip
+    assert found == [True, True, False, False]
+
+
 def test_the_public_api_is_pinned():
     assert sorted(specmodel.__all__) == [
         "AXES", "Constants", "Deployment", "Evaluation", "PROFILES", "Scenario", "ScenarioGrid", "Settings",
