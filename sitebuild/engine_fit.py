@@ -32,7 +32,6 @@ from operator import attrgetter
 from typing import Any
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from specmodel.engine_calibration import standard_errors
 from specmodel.measurements import Measurement, error_summary, predict
@@ -247,7 +246,10 @@ def search_fit(
 
 
 def _search(at: FloatArray, low: FloatArray, high: FloatArray, scale: FloatArray, args: tuple[Any, ...]) -> Any:
-    """One run of scipy's trust-region reflective least squares on :func:`residuals` from ``at``."""
+    """One run of scipy's trust-region reflective least squares on :func:`residuals` from ``at``
+    (scipy is imported here, by a fit, so that reading this module's constants and records does not)."""
+    from scipy.optimize import least_squares
+
     return least_squares(
         residuals, at, bounds=(low, high), args=args, x_scale=scale, xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=500
     )

@@ -35,6 +35,19 @@ def test_two_builds_give_identical_files(tmp_path, generated):
     assert [k for k in first if first[k] != second[k]] == []
 
 
+@pytest.mark.slow
+def test_the_build_reads_the_fits_and_makes_none(tmp_path):
+    """build_figures.py never fits the profile: the fits the pages quote are make fit's records,
+    and a fit is the only thing that imports scipy's optimiser."""
+    code = ("import runpy, sys; sys.argv = ['build_figures.py', '--out', sys.argv[1]]\n"
+            "try:\n    runpy.run_path('build_figures.py', run_name='__main__')\nexcept SystemExit as e:\n"
+            "    assert not e.code, e.code\nprint('scipy.optimize' in sys.modules, file=sys.stderr)")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "g")], cwd=ROOT, capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stderr.splitlines()[-1] == "False"
+
+
 def test_every_figure_is_written_without_plotly_js(generated):
     for spec in FIGURES:
         text = (generated / "figures" / f"{spec.id}.html").read_text()
