@@ -1,6 +1,6 @@
 """How well ``specmodel fit-engine`` predicts larger batches from small ones.
 
-For every series of the brief's measurements (one source, drafter, deployment and workload)
+For every series of the public measurements (one source, drafter, deployment and workload)
 measured at batch 1, 16, 64 and 128: fit the profile from its batch 1 and 16 rows, starting
 from the public ``vllm`` profile, predict its batch 64 and 128 rows, and compare with the
 public profile's error on the same rows (:mod:`sitebuild.server_calibration`, which the
@@ -18,7 +18,7 @@ from sitebuild.server_calibration import all_series, median_errors
 from specmodel.measurements import MEASUREMENTS_FILE, MULTIGPU_MEASUREMENTS_FILE
 from specmodel.model.settings import Settings
 
-#: The brief's measurements, as the package carries them (tests check the copies are identical).
+#: The public measurements, as the package carries them (tests check the copies are identical).
 FILES = {"one GPU": [MEASUREMENTS_FILE], "four GPUs": [MULTIGPU_MEASUREMENTS_FILE]}
 
 

@@ -7,7 +7,7 @@ acceptance each run measured given to the model, plus one absolute anchor: the p
 step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms (vLLM issue #20780, TPOT table).
 
 Held out (:func:`held_out`): (a) leave one group out, where a group is a source and a
-workload (the brief's one-GPU file has two sources, vLLM issue #20780 at batch 1 and
+workload (the one-GPU measurement file has two sources, vLLM issue #20780 at batch 1 and
 SpecDecode-Bench arXiv:2601.11580 at four workloads and batch 1-128; the strict
 leave-one-source-out is also computed); (b) fit on batch <= 16, predict batch 64 and 128;
 (c) in sample. Each as median / p90 / worst of ``|predicted / measured - 1|``.

@@ -5,7 +5,7 @@ from pathlib import Path
 from specmodel.measurements import MEASUREMENTS_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Public measurements of real servers (a copy of the brief's, with sources).
+#: Public measurements of real servers (with their sources).
 MEASUREMENTS = MEASUREMENTS_FILE
 #: Figures the article quotes from papers (not from the model), each with its source.
 LITERATURE = Path(__file__).resolve().parent / "data" / "literature.toml"
@@ -18,6 +18,6 @@ MEMORY_SENSITIVITY = Path(__file__).resolve().parent / "data" / "memory-sensitiv
 #: The fits on a subset of the rows the validation page quotes (the small-batch fit, each source's
 #: own EAGLE-3 step), as ``make fit`` records them; a test checks they are a fresh computation's.
 SUBSET_FITS = Path(__file__).resolve().parent / "data" / "subset-fits.json"
-#: Public measurements found elsewhere than in the brief, shown on the validation page as held
+#: Public measurements found elsewhere than in that file, shown on the validation page as held
 #: out and never fitted (nothing that fits reads this file; tests/test_elsewhere.py checks it).
 ELSEWHERE = Path(__file__).resolve().parent / "data" / "measurements-elsewhere.csv"

@@ -1,5 +1,5 @@
 """How well a server's own small-batch runs calibrate the model for its large batches: every
-series of the brief's measurements (one source, drafter, deployment and workload) measured at
+series of the public measurements (one source, drafter, deployment and workload) measured at
 batch 1, 16, 64 and 128 is fitted from its batch 1 and 16 rows as ``specmodel fit-engine``
 fits (:func:`specmodel.engine_calibration.fit_profile`, starting from the settings' public
 profile), and its batch 64 and 128 rows are predicted by the calibrated and by the public

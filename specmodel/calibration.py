@@ -4,7 +4,7 @@ A calibration table has one row per quoted figure: the scenario (concurrency, co
 gamma, drafter, acceptance, alpha), the ``metric`` (a readout key of
 :mod:`specmodel.readouts` or ``per_position_<j>``), the article's ``value`` and a
 ``tolerance`` that is ``relative`` or ``absolute`` (``kind``). The article's own table ships
-with the package (``specmodel/data/calibration.csv``, a copy of the brief's); every row is
+with the package (``specmodel/data/calibration.csv``, the figures the sources quote); every row is
 validated (:class:`CalibrationRow`) before anything is computed.
 """
 

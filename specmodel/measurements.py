@@ -1,6 +1,6 @@
 """Public measurements of real servers, and the model's prediction of each under an engine.
 
-A measurement file (:data:`MEASUREMENTS_FILE`, a copy of the brief's) has one row per
+A measurement file (:data:`MEASUREMENTS_FILE`) has one row per
 measured speedup: where it comes from, the deployment (hardware, target, vLLM's method and
 ``num_speculative_tokens``), the workload (concurrency, prompt and output tokens), the
 acceptance measured in the run (per position, or only the mean acceptance length) and the

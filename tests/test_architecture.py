@@ -1,4 +1,4 @@
-"""Derived quantities of the three Qwen3 models against the brief's figures."""
+"""Derived quantities of the three Qwen3 models against the figures their sources quote."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Public measurements found outside the brief (sitebuild/data/measurements-elsewhere.csv): shown
+"""Public measurements found outside the fitted file (sitebuild/data/measurements-elsewhere.csv): shown
 on the validation page as held out, never fitted.
 
 * Nothing that fits reads the file: no module of the fit names it, and the profile's provenance

@@ -4,7 +4,7 @@
   held-out split predicts them exactly.
 * Standard errors and correlations on a straight-line fit, against the textbook formulas.
 * The profile in ``specmodel/data/engines.toml`` and its recorded held-out errors, standard
-  errors and correlation are what a fresh fit of the brief's rows gives (the site reads them
+  errors and correlation are what a fresh fit of the measured rows gives (the site reads them
   from there).
 * The targets, on the brief's rows (``../shared/brief/measurements.csv``, a copy of which is
   ``specmodel/data/measurements.csv``: vLLM issue #20780 at batch 1 and SpecDecode-Bench,
@@ -94,7 +94,7 @@ def test_standard_errors_and_correlation_of_a_straight_line():
 
 @pytest.fixture(scope="module")
 def fresh() -> tuple[engine_fit.Fit, dict[str, dict[str, float]]]:
-    """A fresh fit of the brief's rows and its held-out splits."""
+    """A fresh fit of the measured rows and its held-out splits."""
     rows = load_measurements(MEASUREMENTS_FILE)
     return engine_fit.fit(rows), engine_fit.held_out(rows)
 
@@ -138,7 +138,7 @@ def test_small_batch_fit_predicts_64_and_128_at_median_at_most_8_percent():
 
 
 IN_SAMPLE_MISS = (
-    "the brief's rows differ at batch 1 where no engine constant can tell them apart (the same "
+    "the measured rows differ at batch 1 where no engine constant can tell them apart (the same "
     "EAGLE drafter, gamma and acceptance give cost ratios of 1.19 to 1.61 across SpecDecode-Bench's "
     "workloads), and vLLM issue #20780's EAGLE-3 rows ask for a slower draft step than SpecDecode-Bench's: "
     "a step time of EAGLE-3's own meets these targets together with the held-out ones at no prior width by "

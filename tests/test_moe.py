@@ -143,7 +143,7 @@ CARDS = {
     "llama-3.3-70b": (70e9, 70e9),
     "llama-3.1-405b": (405e9, 405e9),
 }
-#: The brief's tolerance for these anchors: the cards round to 0.1B (3.3B) or to whole billions.
+#: The tolerance for these anchors: the cards round to 0.1B (3.3B) or to whole billions.
 CARD_TOLERANCE = 0.02
 
 

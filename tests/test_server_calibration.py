@@ -1,4 +1,4 @@
-"""The calibration benchmark, held to its targets: every series of the brief's measurements taken
+"""The calibration benchmark, held to its targets: every series of the public measurements taken
 at batch 1, 16, 64 and 128 (SpecDecode-Bench, arXiv:2601.11580, Fig. 1: 12 series of
 Llama-3.1-8B on one H100 and 6 of Llama-3-70B on four) is calibrated from its batch 1 and 16
 rows as ``specmodel fit-engine`` calibrates, and predicts 64 and 128. Targets: median error at

@@ -10,7 +10,7 @@ validation page quotes to ``sitebuild/data/subset-fits.json`` (``make fit``).
 
 The fit and the held-out splits are :mod:`sitebuild.engine_fit`'s: least squares on the log
 of predicted over measured speedup for every row of ``specmodel/data/measurements.csv`` (a
-copy of the brief's), plus the 7.07 ms plain decode step of vLLM issue #20780. One profile for
+copy of the public measurements), plus the 7.07 ms plain decode step of vLLM issue #20780. One profile for
 all rows; no per-row or per-source term. The writer replaces only the keys it fits (and the
 ones it retires); any other key of ``[vllm]`` (e.g. ``moe_kernel``) is kept as it is.
 """

@@ -317,7 +317,7 @@ ELSEWHERE_WORDS = {
 
 
 def elsewhere(settings: SiteSettings) -> Said:
-    """Whether the fitted profile predicts the public measurements found outside the brief (never
+    """Whether the fitted profile predicts the public measurements found outside the fitted file (never
     fitted) better than the ideal roofline, row by row."""
     data = validation(settings, load_measurements(ELSEWHERE))
     ideal, vllm = data["ideal_error"].to_numpy(), data["vllm_error"].to_numpy()
