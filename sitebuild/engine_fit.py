@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from sitebuild.memo import Keyed
 from specmodel.engine_calibration import standard_errors
 from specmodel.measurements import Measurement, error_summary, predict
 from specmodel.model.constants import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
@@ -184,21 +185,15 @@ def fit(
 ) -> Fit:
     """:func:`search_fit`, made once per :func:`fit_key` in a process (the held-out splits, the
     trade-off and the memory refits share many fits); its arrays are read-only."""
-    key = fit_key(rows, names, fixed, shrink)
-    return _fit_once(key, tuple(rows), tuple(names), tuple((fixed or {}).items()), shrink)
+    return _fit_once(Keyed(fit_key(rows, names, fixed, shrink), (rows, names, fixed, shrink)))
 
 
 @cache
-def _fit_once(
-    key: tuple[Any, ...],
-    rows: tuple[Measurement, ...],
-    names: tuple[str, ...],
-    fixed: tuple[tuple[str, Any], ...],
-    shrink: Shrink | None,
-) -> Fit:
-    """:func:`search_fit`, memoised by its :func:`fit_key` (``key``; a fit is a pure function of
-    it, and the other arguments are what it was made from)."""
-    return search_fit(list(rows), names, dict(fixed) if fixed else None, shrink)
+def _fit_once(request: Keyed[tuple[list[Measurement], Sequence[str], Mapping[str, Any] | None, Shrink | None]]) -> Fit:
+    """:func:`search_fit` of ``request``'s arguments, memoised by their :func:`fit_key` (a fit is
+    a pure function of it)."""
+    rows, names, fixed, shrink = request.value
+    return search_fit(rows, names, fixed, shrink)
 
 
 def search_fit(

@@ -9,7 +9,7 @@ One function per figure, named like the figure; no drawing here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sitebuild.config import SiteSettings
+from sitebuild.memo import Keyed
 from specmodel.acceptance_fit import FittedSeries, fit_series
 from specmodel.formatting import GIB
 from specmodel.measurements import MULTIGPU_MEASUREMENTS_FILE, Measurement, load_measurements
@@ -65,19 +66,11 @@ def fitted(settings: SiteSettings, engine: str = ENGINE) -> list[FittedSeries]:
     batch 1 under ``engine`` (computed once per settings and engine: fitting takes seconds under
     the ideal engine, whose cohort is simulated for every candidate acceptance, and the figures,
     tables and numbers of one build all need the same fits)."""
-    return _fitted(engine, _Keyed(settings.model_dump_json(), settings))
-
-
-@dataclass(frozen=True)
-class _Keyed:
-    """Settings that compare and hash by their JSON (``key``), so that a memo can take them."""
-
-    key: str
-    value: SiteSettings = field(compare=False)
+    return _fitted(engine, Keyed(settings.model_dump_json(), settings))
 
 
 @cache
-def _fitted(engine: str, settings: _Keyed) -> list[FittedSeries]:
+def _fitted(engine: str, settings: Keyed[SiteSettings]) -> list[FittedSeries]:
     """:func:`fitted`, memoised by the engine and the settings' JSON."""
     return fit_series(load_measurements(MULTIGPU_MEASUREMENTS_FILE), engine, settings.value)
 
