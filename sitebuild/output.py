@@ -1,16 +1,21 @@
 """Writing the generated folder without ever destroying a file the build did not write: a
-hidden folder beside the destination (``.NAME-new-*``) is filled, then swapped in atomically
-with interrupts held off. Its stamp (:data:`STAMP`) lists the files written, the only ones the
-next build replaces; any other file is carried over unchanged, or refused if in the way."""
+hidden folder beside the destination (``.NAME-new-*``) is filled, then exchanged with the
+destination in one step. Its stamp (:data:`STAMP`) lists the files written, the only ones the
+next build replaces; any other file is carried over unchanged, or refused if in the way. A build
+killed at any moment leaves the previous folder; the next build tidies what it left beside it.
+Two builds of one folder at the same time are not supported: one may fail, neither loses a file.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import ctypes
+import errno
 import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import stat
@@ -18,7 +23,6 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sitebuild.folder_swap import HELD, Interrupted, fresh_sibling, held_signals, locked, swap
 from specmodel.errors import SpecModelError
 from specmodel.progress import progress
 from specmodel.safe_input import excerpt
@@ -29,6 +33,62 @@ STAMP_NOTE = (
     "Written by build_figures.py; the next build replaces the files listed here if unchanged, keeps all others."
 )
 _PENDING = "incomplete"  # the stamp's ``files`` while a build is still writing its folder
+
+
+#: The signals a build turns into :class:`Interrupted`.
+HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM during a build; ``written``: whether the new folder was already in place."""
+
+    def __init__(self, signum: int = signal.SIGINT, written: bool = False) -> None:
+        super().__init__(signum)
+        self.signum, self.written = signum, written
+
+
+def fresh_sibling(destination: Path, kind: str) -> Path:
+    """A new empty hidden folder beside ``destination``, of the mode ``mkdir`` gives (umask)."""
+    while True:
+        path = destination.parent / f".{destination.name}-{kind}-{secrets.token_hex(4)}"
+        with contextlib.suppress(FileExistsError):
+            path.mkdir()
+            return path
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); OSError if unavailable."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError) as exc:
+        raise OSError(errno.ENOSYS, "renameat2 is not available") from exc
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def swap(staging: Path, destination: Path) -> Path | None:
+    """Put ``staging`` in place of ``destination``; returns where the previous destination now
+    is, or None. One atomic exchange where the system has one; otherwise two renames, the first
+    undone if the second fails (and put back by the next build's :func:`tidy` if killed between)."""
+    if not destination.exists():
+        os.rename(staging, destination)
+        return None
+    try:
+        _exchange(staging, destination)
+        return staging
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise
+    aside = fresh_sibling(destination, "old")
+    os.rename(destination, aside)  # replaces the empty folder just made
+    try:
+        os.rename(staging, destination)
+    except BaseException:
+        os.rename(aside, destination)
+        raise
+    return aside
 
 
 def stamp_text(files: dict[str, str | bytes] | None) -> str:
@@ -141,23 +201,15 @@ def _stale(destination: Path) -> list[Path]:
         return []
 
 
-def _held(folder: Path) -> Path:
-    """The build folder a stale sibling holds: itself, or its ``previous`` (earlier layout)."""
-    inner = folder / "previous"
-    earlier = not (folder / STAMP).exists() and inner.is_dir() and [p.name for p in folder.iterdir()] == ["previous"]
-    return inner if earlier else folder
-
-
 def _disposable(folder: Path, destination: Path) -> bool:
     """Whether a stale sibling may go: empty, still being written (never swapped in), or stamped
     with every file of the user's in it also in ``destination`` (carried over there)."""
-    held = _held(folder)
-    if not any(folder.iterdir()) or _stamp_files(held) == _PENDING:
+    if not any(folder.iterdir()) or _stamp_files(folder) == _PENDING:
         return True
-    if not (held / STAMP).is_file() or not destination.is_dir():
+    if not (folder / STAMP).is_file() or not destination.is_dir():
         return False
-    listed = read_manifest(held) or {}
-    return all((destination / e).exists() for e in entries(held) if e != STAMP and e not in listed)
+    listed = read_manifest(folder) or {}
+    return all((destination / e).exists() for e in entries(folder) if e != STAMP and e not in listed)
 
 
 def tidy(destination: Path) -> list[str]:
@@ -166,18 +218,15 @@ def tidy(destination: Path) -> list[str]:
     destination, done = Path(os.path.abspath(destination)), list[str]()
     if not destination.parent.is_dir():
         return done
-    with locked(destination.parent):  # no build of this folder is between two renames
-        olds = [p for p in _stale(destination) if "-old-" in p.name and (_held(p) / STAMP).is_file()]
-        if not destination.exists() and not destination.is_symlink() and olds:
-            newest = max(olds, key=lambda p: p.stat().st_mtime)
-            _held(newest).rename(destination)
-            done.append(f"restored {destination} from {newest.name}, left by an interrupted build")
-        for folder in _stale(destination):
-            with locked(folder, wait=False) as free:  # a running build holds its own
-                if free and _disposable(folder, destination):
-                    with held_signals():
-                        remove(folder)
-                    done.append(f"removed {folder.name}, left by an interrupted build")
+    olds = [p for p in _stale(destination) if "-old-" in p.name and (p / STAMP).is_file()]
+    if not destination.exists() and not destination.is_symlink() and olds:
+        newest = max(olds, key=lambda p: p.stat().st_mtime)
+        newest.rename(destination)
+        done.append(f"restored {destination} from {newest.name}, left by an interrupted build")
+    for folder in _stale(destination):
+        if _disposable(folder, destination):
+            remove(folder)
+            done.append(f"removed {folder.name}, left by an interrupted build")
     return done
 
 
@@ -249,24 +298,18 @@ def write_tree(files: dict[str, str | bytes], destination: Path) -> list[str]:
     kept = check_destination(destination, files)
     destination = Path(os.path.abspath(destination))  # `--out .` has a parent to write beside
     destination.parent.mkdir(parents=True, exist_ok=True)
-    with locked(destination.parent):
-        staging = fresh_sibling(destination, "new")
-        hold = os.open(staging, os.O_RDONLY)  # locked until the end: no other build's tidy removes it
-        fcntl.flock(hold, fcntl.LOCK_EX)
+    staging = fresh_sibling(destination, "new")
     written, old = False, None
     try:
         populate(staging, files, destination, kept)
-        with locked(destination.parent), held_signals():  # an interrupt waits until the swap is done
-            old = swap(staging, destination)
-            written = True
+        old = swap(staging, destination)
+        written = True
     except KeyboardInterrupt as exc:
         raise Interrupted(getattr(exc, "signum", signal.SIGINT), written) from None
     finally:
-        leftover = old if written else staging
+        leftover = old if written else staging  # after an exchange, staging holds the old folder
         if leftover is not None and leftover.exists():
-            with held_signals():
-                remove(leftover)
-        os.close(hold)
+            remove(leftover)
     return kept
 
 

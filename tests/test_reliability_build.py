@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import folder_swap, output
+from sitebuild import output
 from sitebuild.output import STAMP
 from specmodel.errors import SpecModelError
 
@@ -209,7 +209,7 @@ def test_an_interrupt_at_the_exchange_leaves_the_old_folder(tmp_path, monkeypatc
     def interrupted(a, b):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(folder_swap, "_exchange", interrupted)
+    monkeypatch.setattr(output, "_exchange", interrupted)
     with pytest.raises(output.Interrupted) as error:
         output.write_tree({"a.txt": "A2"}, gen)
     assert not error.value.written and state(gen) == before and siblings(gen) == []
@@ -230,33 +230,34 @@ def test_an_interrupt_between_two_renames_puts_the_old_folder_back(tmp_path, mon
             raise KeyboardInterrupt
         rename(a, b)
 
-    monkeypatch.setattr(folder_swap, "_exchange", unavailable)
-    monkeypatch.setattr(folder_swap.os, "rename", second_interrupted)
+    monkeypatch.setattr(output, "_exchange", unavailable)
+    monkeypatch.setattr(output.os, "rename", second_interrupted)
     with pytest.raises(output.Interrupted):
         output.write_tree({"a.txt": "A2"}, gen)
     assert state(gen) == before and siblings(gen) == []
 
 
-def test_a_signal_during_the_swap_waits_until_it_is_done(tmp_path, monkeypatch):
+def test_a_signal_at_the_swap_leaves_one_whole_folder_and_says_which(tmp_path, monkeypatch):
     gen = tmp_path / "gen"
     output.write_tree({"a.txt": "A"}, gen)
-    exchange = folder_swap._exchange
+    exchange = output._exchange
 
     def signalled(a, b):
-        os.kill(os.getpid(), signal.SIGINT)  # held off: delivered once the swap is complete
+        os.kill(os.getpid(), signal.SIGINT)
         exchange(a, b)
 
-    monkeypatch.setattr(folder_swap, "_exchange", signalled)
+    monkeypatch.setattr(output, "_exchange", signalled)
     with pytest.raises(output.Interrupted) as error:
         output.write_tree({"a.txt": "A2"}, gen)
-    assert error.value.written and (gen / "a.txt").read_text() == "A2" and siblings(gen) == []
+    assert (gen / "a.txt").read_text() == ("A2" if error.value.written else "A")
+    assert output.read_manifest(gen) is not None and siblings(gen) == []
 
 
 def test_folders_left_by_a_killed_build_are_removed_and_nothing_else(tmp_path):
     gen = tmp_path / "gen"
     output.write_tree({"a.txt": "A"}, gen)
     (gen / "notes.md").write_text("mine")
-    stamped = [tmp_path / ".gen-new-0a1b2c3d", tmp_path / ".gen-old-legacy00" / "previous"]
+    stamped = [tmp_path / ".gen-new-0a1b2c3d", tmp_path / ".gen-old-1c2d3e4f"]
     for folder in stamped:
         folder.mkdir(parents=True)
         (folder / STAMP).write_text(output.stamp_text({"a.txt": "A"}))
@@ -274,23 +275,14 @@ def test_folders_left_by_a_killed_build_are_removed_and_nothing_else(tmp_path):
         [".gen-new-orphan00", ".gen-new-users000", ".other-new-0a1b2c3d", "gen"])  # fmt: skip
 
 
-def test_a_half_written_folder_goes_unless_a_running_build_holds_it(tmp_path):
-    import fcntl
-
+def test_half_written_folders_go(tmp_path):
     gen = tmp_path / "gen"
     output.write_tree({"a.txt": "A"}, gen)
-    dead, alive = tmp_path / ".gen-new-0a1b2c3d", tmp_path / ".gen-new-4e5f6a7b"
-    for folder in (dead, alive):
-        (folder / "figures").mkdir(parents=True)
-        (folder / STAMP).write_text(output.stamp_text(None))  # still being written
-        (folder / "figures" / "x.html").write_text("half")
-    held = os.open(alive, os.O_RDONLY)
-    try:
-        fcntl.flock(held, fcntl.LOCK_EX)  # as a running build holds its folder
-        assert output.tidy(gen) == ["removed .gen-new-0a1b2c3d, left by an interrupted build"]
-    finally:
-        os.close(held)
-    assert siblings(gen) == [".gen-new-4e5f6a7b"]
+    for name in (".gen-new-0a1b2c3d", ".gen-new-4e5f6a7b"):
+        (tmp_path / name / "figures").mkdir(parents=True)
+        (tmp_path / name / STAMP).write_text(output.stamp_text(None))  # still being written when killed
+        (tmp_path / name / "figures" / "x.html").write_text("half")
+    assert len(output.tidy(gen)) == 2 and siblings(gen) == []
 
 
 def test_a_destination_a_killed_build_moved_aside_is_restored(tmp_path):
