@@ -33,24 +33,6 @@ from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
 from specmodel.progress import progress
 
-
-def simulator_settings(settings: SiteSettings) -> dict[str, dict[str, object]]:
-    """The simulator setting each article figure's caption links to (the article's defaults but
-    for these), so a reader can open what the figure shows and change it."""
-    return {
-        "ladder": {},
-        "roofline": {"concurrency": 64},
-        "arithmetic": {"acceptance": "same", "drafter": "ngram"},
-        "alpha": {"alpha": 0.95, "drafter": settings.deployment.big_draft},
-        "context": {"concurrency": 64, "context": 8192},
-        "gamma": {"concurrency": 32, "gamma": 2},
-        "per-position": {"gamma": 6},
-        "breakeven": {"concurrency": 64, "gamma": 1},
-        "heads": {"concurrency": 64, "drafter": "eagle-32k"},
-        "engines": {"concurrency": 16, "engine": "vllm"},
-    }
-
-
 #: Where each figure's JSON and its data table (CSV) are published, relative to the site's
 #: root: ``<FIGDATA><id>.json`` and ``<FIGDATA><id>.csv``. hooks/numbers.py makes these paths
 #: relative to the page that shows the figure.
@@ -116,10 +98,12 @@ def figure_fragment(
     )
 
 
-def figure_files(spec: FigureSpec, settings: SiteSettings, link: dict[str, object] | None) -> dict[str, str]:
-    """A figure's fragment (``figures/<id>.html``), its JSON and its data table as CSV
-    (``figdata/<id>.json``, ``figdata/<id>.csv``), from one computation of its data."""
+def figure_files(spec: FigureSpec, settings: SiteSettings) -> dict[str, str]:
+    """A figure's fragment (``figures/<id>.html``, linking the simulator at the figure's setting),
+    its JSON and its data table as CSV (``figdata/<id>.json``, ``figdata/<id>.csv``), from one
+    computation of its data."""
     computed = spec.data(settings)
+    link = spec.setting(settings) if spec.setting is not None else None
     fig = spec.draw(computed, settings)
     json_path, csv_path = f"{FIGDATA}{spec.id}.json", f"{FIGDATA}{spec.id}.csv"
     fragment = figure_fragment(spec.id, spec.title, spec.caption, fig, link, source=json_path, table=csv_path)
@@ -281,10 +265,9 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     """Relative path -> content (text, or bytes for binary data) of every generated file,
     for the deployment and constants of ``settings``."""
     settings = deployment.resolved(settings)
-    links = simulator_settings(settings)
     files: dict[str, str | bytes] = {}
     for spec in progress(FIGURES, "figures", total=len(FIGURES), unit="figure"):
-        files.update(figure_files(spec, settings, links.get(spec.id)))
+        files.update(figure_files(spec, settings))
     # The calibration table is the article's deployment and constants against the article.
     files["tables/calibration.md"] = tables.calibration(calibration_table) + "\n"
     files["tables/constants.md"] = tables.constants(settings) + "\n"

@@ -41,7 +41,9 @@ def _parts(column: str, *parts: tuple[str, pd.DataFrame]) -> pd.DataFrame:
 class FigureSpec:
     """A figure of the site: its id (``{{ figure:<id> }}`` in the Markdown), an accessible
     title, the one-line caption saying what to look at, the data it shows (computed once from
-    the settings), how to draw that data, and the data as one tidy table (the published CSV)."""
+    the settings), how to draw that data, the data as one tidy table (the published CSV), and
+    the simulator setting its caption links to (the article's defaults but for these; None: no
+    link), so that a reader can open what the figure shows and change it."""
 
     id: str
     title: str
@@ -49,6 +51,7 @@ class FigureSpec:
     data: Callable[[SiteSettings], Any]
     draw: Callable[[Any, SiteSettings], go.Figure]
     table: Callable[[Any], pd.DataFrame] = _frame
+    setting: Callable[[SiteSettings], dict[str, object]] | None = None
 
     def make(self, settings: SiteSettings) -> go.Figure:
         """The figure for these settings."""
@@ -101,6 +104,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "prompt length.",
         data.ladder,
         lambda d, s: draw.ladder(d, s.deployment),
+        setting=lambda s: {},
     ),
     FigureSpec(
         "breakdown",
@@ -127,6 +131,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "tensor cores sit idle (bottom): the gap between the two lines is the arithmetic speculation borrows.",
         data.roofline,
         lambda d, s: draw.roofline(d),
+        setting=lambda s: {"concurrency": 64},
     ),
     FigureSpec(
         "arithmetic",
@@ -135,6 +140,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "set of dots with the line of the same colour.",
         data.arithmetic_bill,
         lambda d, s: draw.arithmetic_bill(d, s.deployment),
+        setting=lambda s: {"acceptance": "same", "drafter": "ngram"},
     ),
     FigureSpec(
         "alpha",
@@ -145,6 +151,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         _alpha_data,
         lambda d, s: draw.alpha_sweep(d[0], d[1], d[2], s.deployment),
         _alpha_table,
+        setting=lambda s: {"alpha": 0.95, "drafter": s.deployment.big_draft},
     ),
     FigureSpec(
         "memory",
@@ -160,6 +167,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "sequences. Open markers: 64 sequences at that prompt length do not fit in memory.",
         lambda s: data.context_sweep(s, 64),
         lambda d, s: draw.context_sweep(d, 64, s.deployment),
+        setting=lambda s: {"concurrency": 64, "context": 8192},
     ),
     FigureSpec(
         "gamma",
@@ -167,6 +175,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "Speedup against γ at one and at 32 sequences, each with its peak; the slider adds a third concurrency.",
         data.gamma_sweep,
         lambda d, s: draw.gamma_sweep(d),
+        setting=lambda s: {"concurrency": 32, "gamma": 2},
     ),
     FigureSpec(
         "tokens",
@@ -183,6 +192,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "the same acceptance at every position (the i.i.d. assumption).",
         data.per_position,
         lambda d, s: draw.per_position(d),
+        setting=lambda s: {"gamma": 6},
     ),
     FigureSpec(
         "sampling",
@@ -202,6 +212,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "above the map switches drafters.",
         data.breakeven_map,
         lambda d, s: draw.breakeven_map(d, s.deployment),
+        setting=lambda s: {"concurrency": 64, "gamma": 1},
     ),
     FigureSpec(
         "heads",
@@ -210,6 +221,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "with, the rest its own layers.",
         data.head_costs,
         lambda d, s: draw.head_costs(d),
+        setting=lambda s: {"concurrency": 64, "drafter": "eagle-32k"},
     ),
     FigureSpec(
         "engines",
@@ -218,6 +230,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "under the engine profile fitted to measurements of vLLM, with continuous batching keeping the batch full.",
         data.engine_ladder,
         lambda d, s: draw.engine_ladder(d, s.deployment),
+        setting=lambda s: {"concurrency": 16, "engine": "vllm"},
     ),
     FigureSpec(
         "validation",
