@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
-from sitebuild import deployment, simulator, simulator_log, simulator_markup, tables, tables_engines
+from sitebuild import deployment, tables, tables_engines
 from sitebuild import figures_data as data
 from sitebuild import figures_data_multigpu as data_multigpu
 from sitebuild.claims import article_claims
@@ -28,6 +28,9 @@ from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, named, run_build, tidy, write_tree
 from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, ROOT
+from sitebuild.simulator import data as simulator
+from sitebuild.simulator import log as simulator_log
+from sitebuild.simulator import markup as simulator_markup
 from specmodel.cli import write_stdout
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from sitebuild.config import SiteSettings
-from sitebuild.simulator import READOUT_AXES, default_text
-from sitebuild.simulator import axes as simulator_axes
-from sitebuild.simulator_log import expected_counters
+from sitebuild.simulator.data import READOUT_AXES, default_text
+from sitebuild.simulator.data import axes as simulator_axes
+from sitebuild.simulator.log import expected_counters
 from specmodel import evaluate
 from specmodel.formatting import verdict
 from specmodel.readouts import BY_KEY, readout_arrays

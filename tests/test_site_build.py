@@ -402,8 +402,8 @@ def test_hardware_page_compares_three_cards_side_by_side():
 
 def test_simulator_log_fields_follow_vllm_log_format():
     """The simulator fills vLLM's log format slot by slot: its fields, in the format's order."""
-    from sitebuild.simulator import LOG_FIELDS
-    from sitebuild.simulator_log import LOG_SLOTS, log_template
+    from sitebuild.simulator.data import LOG_FIELDS
+    from sitebuild.simulator.log import LOG_SLOTS, log_template
 
     assert tuple(LOG_FIELDS) == LOG_SLOTS
     assert [p["slot"] for p in log_template() if "slot" in p] == list(LOG_SLOTS)

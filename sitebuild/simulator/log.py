@@ -1,5 +1,5 @@
 """The line vLLM would log for a simulated run: the model's expected counters, and vLLM's
-log format split into the slots the simulator fills in (:mod:`sitebuild.simulator`)."""
+log format split into the slots the simulator fills in (:mod:`sitebuild.simulator.data`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The simulator at the top of the article: its data, cut into slices so that the first answer
-needs only one small file (the HTML is in :mod:`sitebuild.simulator_markup`).
+needs only one small file (the HTML is in :mod:`sitebuild.simulator.markup`).
 
 The browser script (docs/javascripts/simulator.js, embedded in the page by the build) looks
 values up in the data written here and formats them; it computes nothing about speculative
@@ -23,7 +23,7 @@ import numpy as np
 from sitebuild import theme
 from sitebuild.config import SiteSettings
 from sitebuild.figures_data import site_drafters
-from sitebuild.simulator_log import as_counters, expected_counters, grid_counters, log_template
+from sitebuild.simulator.log import as_counters, expected_counters, grid_counters, log_template
 from specmodel import formatting
 from specmodel.model.acceptance import tokens_per_iteration_pmf
 from specmodel.model.evaluate import evaluate

@@ -1,7 +1,7 @@
 """The simulator's HTML, from its one template (``templates/simulator.html``), showing the
 default scenario so that the page is complete without JavaScript: every readout, the ladder's
 values, the sampled iteration and the log line come from the same tables the data files carry
-(:mod:`sitebuild.simulator`). The page's description of the data and the simulator's script
+(:mod:`sitebuild.simulator.data`). The page's description of the data and the simulator's script
 (docs/javascripts/simulator.js) are embedded in it, and so is the default setting's slice of
 data, so that the first answer waits for nothing: no request, no other script. The ladder's
 bars are drawn by the script alone (their scale depends on the bars in view); without it each
@@ -19,7 +19,7 @@ import numpy as np
 
 from sitebuild.config import SiteSettings
 from sitebuild.paths import ROOT
-from sitebuild.simulator import (
+from sitebuild.simulator.data import (
     FITS_TEXT,
     PART_LABELS,
     READOUT_AXES,
