@@ -35,11 +35,11 @@ import numpy as np
 
 from sitebuild.memo import Keyed
 from specmodel.engine_calibration import standard_errors
-from specmodel.measurements import Measurement, error_summary, predict
+from specmodel.measurements import Measurement, PredictionGrids, error_summary, predict, prediction_grids
 from specmodel.model.constants import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
 from specmodel.model.engines import EngineProfile
-from specmodel.model.evaluate import evaluate
-from specmodel.model.scenario import Scenario
+from specmodel.model.evaluate import evaluate, scenario_grid
+from specmodel.model.scenario import Scenario, ScenarioGrid
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
 
@@ -120,15 +120,28 @@ def profile(values: Sequence[float], names: Sequence[str] = FITTED, **fixed: Any
     return EngineProfile(key="vllm", name="vLLM (fitted)", description=DESCRIPTION, batching="steady", **constants)
 
 
-def plain_step_s(settings: Settings) -> float:
+def plain_step_s(settings: Settings, anchor: ScenarioGrid | None = None) -> float:
     """The ``vllm`` engine's plain decode step in the anchor's scenario (seconds): what the fit
-    holds near :data:`ANCHOR_SECONDS`."""
-    return 1.0 / float(evaluate(ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s)
+    holds near :data:`ANCHOR_SECONDS` (``anchor``: that scenario's grid, already built)."""
+    grid = anchor if anchor is not None else scenario_grid(ANCHOR_SCENARIO, settings, engine="vllm")
+    return 1.0 / float(evaluate(grid, settings=settings).base_tokens_per_s)
 
 
 #: A prior that holds one fitted constant near another: ``(name, toward, width)`` adds the
 #: residual ``log(value[name] / value[toward]) / width`` (width in log units).
 Shrink = tuple[str, str, float]
+#: The grids a fit evaluates at every step: the rows' (:func:`specmodel.measurements.prediction_grids`)
+#: and the anchor's. They hold the scenarios, not the constants being fitted.
+Grids = tuple[PredictionGrids, ScenarioGrid]
+
+
+def fit_grids(
+    rows: list[Measurement], values: Sequence[float], names: Sequence[str], fixed: Mapping[str, Any] | None = None
+) -> Grids:
+    """The rows' and the anchor's grids under the ``vllm`` profile with ``names`` at ``values``
+    (the same grids at any values: they hold no constant)."""
+    settings = Settings().with_engine(profile(values, names, **(fixed or {})))
+    return prediction_grids(rows, "vllm", settings), scenario_grid(ANCHOR_SCENARIO, settings, engine="vllm")
 
 
 def residuals(
@@ -137,14 +150,15 @@ def residuals(
     names: Sequence[str],
     fixed: Mapping[str, Any] | None = None,
     shrink: Shrink | None = None,
+    grids: Grids | None = None,
 ) -> FloatArray:
     """``log(predicted / measured)`` per row, then the anchor's ``w log(t_plain / 7.07 ms)``,
     then the tie-break's residual of each constant of :data:`TIEBREAK` fitted, then, with
-    ``shrink``, its prior's residual."""
+    ``shrink``, its prior's residual (``grids``: the rows' and the anchor's, built once a fit)."""
     settings = Settings().with_engine(profile(values, names, **(fixed or {})))
     measured = np.array([r.measured_speedup for r in rows])
-    predicted = predict(rows, "vllm", settings)
-    plain = plain_step_s(settings)
+    predicted = predict(rows, "vllm", settings, grids[0] if grids is not None else None)
+    plain = plain_step_s(settings, grids[1] if grids is not None else None)
     by_name = dict(zip(names, values, strict=True))
     ties = [math.log(by_name[n] / centre) / TIEBREAK_WIDTH for n, centre in TIEBREAK.items() if n in by_name]
     out = np.concatenate(
@@ -217,10 +231,12 @@ def search_fit(
     if shrink is not None:
         low = np.where([n in shrink[:2] for n in names], np.maximum(low, 1e-9), low)
 
+    args = (rows, list(names), fixed, shrink, fit_grids(rows, list(start), names, fixed))
+
     def search(at: FloatArray, runs: int = RESTARTS) -> Any:
-        result = _search(at, low, high, start, (rows, list(names), fixed, shrink))
+        result = _search(at, low, high, start, args)
         for _ in range(runs - 1):
-            again = _search(result.x, low, high, start, (rows, list(names), fixed, shrink))
+            again = _search(result.x, low, high, start, args)
             if again.cost >= result.cost * (1.0 - 1e-9):
                 break
             result = again

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from specmodel.errors import SpecModelError
 from specmodel.model.evaluate import evaluate
+from specmodel.model.scenario import ScenarioGrid
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
 from specmodel.safe_input import excerpt, read_limited_text, validated_records
@@ -175,27 +176,44 @@ def load_measurements(path: Path) -> list[Measurement]:
     return rows
 
 
-def predict(rows: list[Measurement], engine: str, settings: Settings | None = None) -> FloatArray:
-    """The model's speedup for each row under ``engine`` (its own default batching), with the
-    acceptance the row measured, in the row's own ``speedup_definition``
-    (:func:`speedup_readout`: decode alone for a TPOT ratio, prefill included for an output
-    throughput ratio; the same under cohort batching). Rows that share a deployment, an output
-    length and a way of giving the acceptance are evaluated as one grid."""
-    settings = settings or Settings()
-    readouts = [speedup_readout(row.speedup_definition) for row in rows]  # refused before anything runs
+#: Rows as :func:`predict` evaluates them: each group's members (row indices) and its grid.
+PredictionGrids = list[tuple[list[int], ScenarioGrid]]
+
+
+def prediction_grids(rows: list[Measurement], engine: str, settings: Settings) -> PredictionGrids:
+    """The rows grouped into validated grids as :func:`predict` evaluates them: rows that share a
+    deployment, an output length and a way of giving the acceptance make one grid. A grid holds
+    the scenarios, not the engine's constants, so a fit that varies only those builds it once."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, row in enumerate(rows):
         fields = row.scenario()
         key = (fields["generated_tokens"], fields["target"], fields["hardware"], "per_position" in fields,
                len(fields.get("per_position", ())), fields["tensor_parallel"])  # fmt: skip
         groups.setdefault(key, []).append(i)
-    out = np.empty(len(rows))
+    out: PredictionGrids = []
     for members in groups.values():
         scenarios = [rows[i].scenario() for i in members]
         grid = {k: np.array([sc[k] for sc in scenarios]) for k in scenarios[0]}
         for scalar in ("generated_tokens", "target", "hardware"):
             grid[scalar] = scenarios[0][scalar]
-        ev = evaluate(**grid, engine=engine, settings=settings)
+        out.append((members, ScenarioGrid.build(settings, engine=engine, **grid)))
+    return out
+
+
+def predict(
+    rows: list[Measurement], engine: str, settings: Settings | None = None, grids: PredictionGrids | None = None
+) -> FloatArray:
+    """The model's speedup for each row under ``engine`` (its own default batching), with the
+    acceptance the row measured, in the row's own ``speedup_definition``
+    (:func:`speedup_readout`: decode alone for a TPOT ratio, prefill included for an output
+    throughput ratio; the same under cohort batching), evaluated on :func:`prediction_grids`
+    (``grids``: those already built for these rows and engine under settings that differ from
+    ``settings`` at most in the engines' constants)."""
+    settings = settings or Settings()
+    readouts = [speedup_readout(row.speedup_definition) for row in rows]  # refused before anything runs
+    out = np.empty(len(rows))
+    for members, grid in grids if grids is not None else prediction_grids(rows, engine, settings):
+        ev = evaluate(grid, settings=settings)
         out[members] = [getattr(ev, readouts[i])[j] for j, i in enumerate(members)]
     return out
 
