@@ -2,7 +2,7 @@
 on the validation page as held out, never fitted.
 
 * Nothing that fits reads the file: no module of the fit names it, and the profile's provenance
-  is the brief's copy.
+  is the fitted file, specmodel/data/measurements.csv.
 * Every row says it was never fitted and what about it is inferred, and links to its source.
 * The page's sentence says what the model gives on these rows, not what was typed.
 """

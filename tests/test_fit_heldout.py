@@ -6,7 +6,7 @@
 * The profile in ``specmodel/data/engines.toml`` and its recorded held-out errors, standard
   errors and correlation are what a fresh fit of the measured rows gives (the site reads them
   from there).
-* The targets, on the brief's rows (``../shared/brief/measurements.csv``, a copy of which is
+* The targets, on the measured rows (``../shared/brief/measurements.csv``, a copy of which is
   ``specmodel/data/measurements.csv``: vLLM issue #20780 at batch 1 and SpecDecode-Bench,
   arXiv:2601.11580, at batch 1-128): leave-one-out median <= 7%, fit on batch <= 16
   predicting 64 and 128 at median <= 8%, in sample median <= 6% and p90 <= 15%; no relative

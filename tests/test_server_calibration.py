@@ -5,7 +5,7 @@ rows as ``specmodel fit-engine`` calibrates, and predicts 64 and 128. Targets: m
 most 6% and below the public profile's on the same rows. A target missed is marked
 ``xfail(strict=True)``, so that it fails loudly once met.
 
-The copies in ``specmodel/data`` are the brief's files (``tests/test_fit_heldout.py`` checks
+The measurement files are the ones in ``specmodel/data`` (``tests/test_fit_heldout.py`` checks
 the one-GPU copy against the checksum the fit recorded).
 """
 
