@@ -376,7 +376,7 @@ def _capacity(
     draft_gpus: FloatArray,
 ) -> dict[str, Any]:
     """Memory capacity of one GPU, the busiest: the target's share of the weights and cache
-    (1/N; cache by KV heads), the drafter's (1/N_d: on one GPU, all of it), and the
+    (1/N_g; cache by KV heads), the drafter's (1/N_d: on one GPU, all of it), and the
     workspace, against the card's usable memory (:mod:`specmodel.model.memory`)."""
     usable = memory.usable_memory(capacity, c.GPU_MEMORY_UTILIZATION)
     target_kv = tgt.kv_bytes_per_token_per_gpu(gpus)

@@ -46,7 +46,7 @@ class Evaluation:
     per_position: FloatArray  #: unconditional acceptance of positions 1..gamma_max
     draft_share: FloatArray  #: share of wall clock spent in draft passes
     arithmetic_ratio: FloatArray  #: FLOPs per output token, speculative / plain
-    expected_iterations: FloatArray  #: iterations per sequence for its G tokens, E[N]
+    expected_iterations: FloatArray  #: iterations per sequence for its G tokens, E[N_it]
     verify_idle: FloatArray  #: idle share of the tensor cores in the (full-batch) verify pass
     verify_bytes: FloatArray
     verify_flops: FloatArray
@@ -60,7 +60,7 @@ class Evaluation:
     plain_intensity: FloatArray  #: FLOP per byte of the full-batch plain decode pass
     draft_step_bytes: FloatArray  #: bytes one full-batch draft pass moves (0 for n-gram)
     target_weight_bytes: FloatArray
-    target_weight_bytes_per_gpu: FloatArray  #: the target's resident weights on each GPU (1/N)
+    target_weight_bytes_per_gpu: FloatArray  #: the target's resident weights on each GPU (1/N_g)
     target_kv_bytes_per_token_per_gpu: FloatArray  #: each GPU's share of the target's cache per token
     draft_weight_bytes: FloatArray  #: weights one draft pass reads
     draft_weight_fraction: FloatArray  #: draft weights read per pass / target weights
@@ -74,7 +74,7 @@ class Evaluation:
     fits: BoolArray  #: memory_required_bytes <= usable_memory_bytes (booleans)
     max_concurrency: FloatArray  #: most sequences that fit at this context, with the drafter
     max_concurrency_without_draft: FloatArray  #: the same for plain decoding (target alone)
-    tensor_parallel: FloatArray  #: N, GPUs the target is split over
+    tensor_parallel: FloatArray  #: N_g, GPUs the target is split over
     alpha: (
         FloatArray  #: the acceptance profile's alpha (solved from a mean acceptance length if given); NaN if measured
     )
@@ -118,7 +118,7 @@ def arithmetic_ratio(
     generated_tokens: int,
 ) -> Any:
     """FLOPs per output token, speculative over plain:
-    ``E[N] (Q f_t + gamma K f_d) / (G f_t)``, where a sequence needs E[N] iterations of one
+    ``E[N_it] (Q f_t + gamma K f_d) / (G f_t)``, where a sequence needs E[N_it] iterations of one
     verify pass over Q positions (gamma + 1 for a chain, V for a tree; fewer on average for an
     n-gram lookup that does not always find a match) and gamma draft passes of K positions
     each (``draft_positions`` = gamma K; K = 1 for a chain) for its G tokens, and plain

@@ -2,8 +2,8 @@
 drafter are split over (tensor parallelism), and the shape of a tree of guesses. Checks only;
 the costs are in :mod:`specmodel.model.parallel` and :mod:`specmodel.model.passes`.
 
-Tensor parallelism follows vLLM: ``tensor_parallel_size`` N must divide the target's
-attention heads, and the drafter runs on all N GPUs or on one
+Tensor parallelism follows vLLM: ``tensor_parallel_size`` N_g must divide the target's
+attention heads, and the drafter runs on all N_g GPUs or on one
 (``draft_tensor_parallel_size``: "can only be 1 or the same as the target model's tensor
 parallel size", vllm/config/speculative.py). A tree draft follows SGLang's EAGLE options:
 ``speculative_eagle_topk`` K candidates per step, ``speculative_num_steps`` gamma steps,
@@ -30,7 +30,7 @@ MAX_TREE_TOPK = 16
 
 
 def allowed_tensor_parallel(hardware: str, target: str, degrees: Any = None) -> tuple[int, ...]:
-    """The tensor-parallel degrees N (of ``degrees``; default 1 to the card's limit) that
+    """The tensor-parallel degrees N_g (of ``degrees``; default 1 to the card's limit) that
     ``target`` may be split over on ``hardware``: at most the card's largest tensor-parallel
     group (its interconnect) and dividing the target's attention heads (vLLM's rule).
 
@@ -46,9 +46,9 @@ def allowed_tensor_parallel(hardware: str, target: str, degrees: Any = None) -> 
 def check_parallelism(
     tensor_parallel: Any, draft_tensor_parallel: Any, hardware: str, target: str, drafters: np.ndarray
 ) -> tuple[IntArray, IntArray]:
-    """``(N, N_d)`` as integer arrays: N GPUs for the target, within the card's largest
+    """``(N_g, N_d)`` as integer arrays: N_g GPUs for the target, within the card's largest
     tensor-parallel group and dividing the target's attention heads; the drafter on N_d =
-    N (the default, ``None``) or 1 GPU, dividing a draft model's attention heads."""
+    N_g (the default, ``None``) or 1 GPU, dividing a draft model's attention heads."""
     limit = int(get_hardware(hardware).interconnect.max_tensor_parallel.value)
     n = check_integer("tensor_parallel", tensor_parallel, 1, limit)
     allowed = allowed_tensor_parallel(hardware, target)

@@ -1,18 +1,18 @@
-"""Tensor parallelism: a model split over N GPUs, and the collectives that splitting costs.
+"""Tensor parallelism: a model split over N_g GPUs, and the collectives that splitting costs.
 
 Megatron-style tensor parallelism (Shoeybi et al. 2019, arXiv:1909.08053, Section 3 and
-Figure 3) splits every weight matrix of a decoder layer over N GPUs, so each GPU reads 1/N of
-the weights and does 1/N of the arithmetic; the layer's two partial results (after the
+Figure 3) splits every weight matrix of a decoder layer over N_g GPUs, so each GPU reads 1/N_g of
+the weights and does 1/N_g of the arithmetic; the layer's two partial results (after the
 attention output projection and after the MLP's down projection) are summed across the GPUs
 with one all-reduce each: 2 L all-reduces per forward pass, on the critical path.
 
-A ring all-reduce of S bytes over N GPUs sends ``2 (N - 1) / N x S`` bytes from each GPU in
+A ring all-reduce of S bytes over N_g GPUs sends ``2 (N_g - 1) / N_g x S`` bytes from each GPU in
 each direction (NVIDIA nccl-tests, doc/PERFORMANCE.md: ``busbw = algbw x 2 (n - 1) / n``)
-and takes 2 (N - 1) steps, each with a latency (NCCL's latency model, src/graph/tuning.cc).
+and takes 2 (N_g - 1) steps, each with a latency (NCCL's latency model, src/graph/tuning.cc).
 The KV cache is split by KV heads; with more GPUs than KV heads, vLLM replicates heads so
 that every GPU holds at least one.
 
-All functions take numpy arrays that broadcast; N = 1 costs nothing.
+All functions take numpy arrays that broadcast; N_g = 1 costs nothing.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from specmodel.model.types import FloatArray, Numeric
 
 
 def group_bandwidth(link_bandwidth: Numeric, topology: str, gpus: Numeric) -> FloatArray:
-    """Bytes/s each GPU sends in each direction within a group of N GPUs: the per-GPU figure
-    through a ``switch`` (NVSwitch, a PCIe switch), ``(N - 1)`` links' worth in a ``mesh`` of
-    point-to-point links (MI300X's Infinity Fabric); infinite for N = 1 (nothing to send).
+    """Bytes/s each GPU sends in each direction within a group of N_g GPUs: the per-GPU figure
+    through a ``switch`` (NVSwitch, a PCIe switch), ``(N_g - 1)`` links' worth in a ``mesh`` of
+    point-to-point links (MI300X's Infinity Fabric); infinite for N_g = 1 (nothing to send).
 
     >>> float(group_bandwidth(64e9, "mesh", 4)) / 1e9, float(group_bandwidth(450e9, "switch", 4)) / 1e9
     (192.0, 450.0)
@@ -38,7 +38,7 @@ def group_bandwidth(link_bandwidth: Numeric, topology: str, gpus: Numeric) -> Fl
 
 
 def allreduce_latency(gpus: Numeric, base_latency: Numeric, hop_latency: Numeric) -> FloatArray:
-    """Fixed seconds of one ring all-reduce over N GPUs: ``base + 2 (N - 1) hop``, 0 for N = 1
+    """Fixed seconds of one ring all-reduce over N_g GPUs: ``base + 2 (N_g - 1) hop``, 0 for N_g = 1
     (NCCL's latency model: nsteps = 2 (nRanks - 1) for AllReduce).
 
     >>> round(float(allreduce_latency(4, 6.6e-6, 0.6e-6)) * 1e6, 2)
@@ -49,7 +49,7 @@ def allreduce_latency(gpus: Numeric, base_latency: Numeric, hop_latency: Numeric
 
 
 def allreduce_traffic_factor(gpus: Numeric) -> FloatArray:
-    """Bytes each GPU sends per byte all-reduced in a ring: ``2 (N - 1) / N`` (0 for N = 1).
+    """Bytes each GPU sends per byte all-reduced in a ring: ``2 (N_g - 1) / N_g`` (0 for N_g = 1).
 
     >>> float(allreduce_traffic_factor(4))
     1.5
@@ -59,8 +59,8 @@ def allreduce_traffic_factor(gpus: Numeric) -> FloatArray:
 
 
 def allreduce_time(message_bytes: Numeric, gpus: Numeric, bandwidth: Numeric, latency: Numeric) -> FloatArray:
-    """Seconds of one ring all-reduce of S = ``message_bytes`` over N GPUs:
-    ``latency + 2 (N - 1) / N x S / bandwidth``, 0 for N = 1.
+    """Seconds of one ring all-reduce of S = ``message_bytes`` over N_g GPUs:
+    ``latency + 2 (N_g - 1) / N_g x S / bandwidth``, 0 for N_g = 1.
 
     >>> round(float(allreduce_time(1e6, 4, 450e9, 10.2e-6)) * 1e6, 2)
     13.53
@@ -95,8 +95,8 @@ def group_link(link: Interconnect, gpus: Numeric) -> tuple[FloatArray, FloatArra
 
 
 def allreduces_per_pass(layers: Numeric, gpus: Numeric) -> FloatArray:
-    """All-reduces in one forward pass of a model of L layers split over N GPUs: ``2 L``
-    (after attention and after the MLP, Megatron-LM), 0 for N = 1.
+    """All-reduces in one forward pass of a model of L layers split over N_g GPUs: ``2 L``
+    (after attention and after the MLP, Megatron-LM), 0 for N_g = 1.
 
     >>> float(allreduces_per_pass(80, 4)), float(allreduces_per_pass(80, 1))
     (160.0, 0.0)
@@ -105,7 +105,7 @@ def allreduces_per_pass(layers: Numeric, gpus: Numeric) -> FloatArray:
 
 
 def kv_share_per_gpu(kv_heads: Numeric, gpus: Numeric) -> FloatArray:
-    """Share of a model's KV cache each GPU holds: ``ceil(K / N) / K``. The cache is split by
+    """Share of a model's KV cache each GPU holds: ``ceil(K / N_g) / K``. The cache is split by
     KV heads; with more GPUs than heads each GPU holds one head (vLLM replicates them), so
     the share stops falling at 1/K.
 

@@ -7,10 +7,10 @@ A pass over B sequences costs ``max(m0 + m1 B, c1 B)`` on the roofline, with m0 
 read the weights, m1 each sequence's cache read and c1 each sequence's arithmetic; the full
 batch's bytes, FLOPs and times below are the same pass evaluated at a given B.
 
-Split over N GPUs by tensor parallelism (:mod:`specmodel.model.parallel`), every figure is one
-GPU's: 1/N of the weights and of the arithmetic, its share of the cache, and the pass adds
+Split over N_g GPUs by tensor parallelism (:mod:`specmodel.model.parallel`), every figure is one
+GPU's: 1/N_g of the weights and of the arithmetic, its share of the cache, and the pass adds
 its all-reduces (:func:`specmodel.model.parallel.pass_allreduce_time`, the one formula for
-them), ``k0 + k1 B`` on the critical path. With N = 1 nothing changes, bit for bit.
+them), ``k0 + k1 B`` on the critical path. With N_g = 1 nothing changes, bit for bit.
 
 A mixture-of-experts model reads, besides W, one expert's bytes (in every MoE layer) per
 distinct expert its B Q tokens route to (:func:`specmodel.model.experts.routed_expert_bytes`):

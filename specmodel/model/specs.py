@@ -35,9 +35,9 @@ class Interconnect(BaseModel):
 
     ``bandwidth`` is what one GPU sends in each direction: over all its links for a
     ``switch`` (NVSwitch, a PCIe switch: the same for any group), per link for a ``mesh`` of
-    point-to-point links (a group of N GPUs then has N - 1 links per GPU among its members).
-    An all-reduce over N GPUs pays ``allreduce_latency`` plus ``hop_latency`` for each of
-    the ring's 2(N - 1) steps."""
+    point-to-point links (a group of N_g GPUs then has N_g - 1 links per GPU among its members).
+    An all-reduce over N_g GPUs pays ``allreduce_latency`` plus ``hop_latency`` for each of
+    the ring's 2(N_g - 1) steps."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
