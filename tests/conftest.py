@@ -40,10 +40,16 @@ def root() -> Path:
 
 @pytest.fixture(scope="session")
 def shared(tmp_path_factory) -> Path:
-    """A folder every process of this test session sees (pytest-xdist's workers share the parent
-    of their own temporary folders): what is built once for the whole session lives there."""
+    """A folder every process of this test session sees, and no other session: under pytest-xdist,
+    one named for the run beside the workers' own temporary folders. What is built once for the
+    whole session lives there."""
     base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return base
+    shared = base.parent / f"shared-{run}"
+    shared.mkdir(exist_ok=True)
+    return shared
 
 
 @pytest.fixture(scope="session")
