@@ -8,7 +8,6 @@ One function per figure, named like the figure; no drawing here.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -20,7 +19,7 @@ from sitebuild.config import SiteSettings
 from sitebuild.memo import Keyed
 from specmodel.acceptance_fit import FittedSeries, fit_series
 from specmodel.formatting import GIB
-from specmodel.measurements import MULTIGPU_MEASUREMENTS_FILE, Measurement, load_measurements
+from specmodel.measurements import MULTIGPU_MEASUREMENTS_FILE, load_measurements
 from specmodel.model import experts
 from specmodel.model.evaluate import evaluate
 from specmodel.model.evaluation import Evaluation
@@ -75,12 +74,6 @@ def _fitted(engine: str, settings: Keyed[SiteSettings]) -> list[FittedSeries]:
     return fit_series(load_measurements(MULTIGPU_MEASUREMENTS_FILE), engine, settings.value)
 
 
-def dataset(row: Measurement) -> str:
-    """The benchmark a measurement ran (``GSM8K``, ``CNN/DailyMail``), from its notes."""
-    found = re.search(r"dataset ([\w/]+)", row.notes)
-    return found.group(1) if found else row.source
-
-
 @dataclass(frozen=True)
 class Series:
     """A measured series as the page uses it: its dataset, drafter, fitted mean acceptance
@@ -97,7 +90,7 @@ def series(settings: SiteSettings, engine: str = ENGINE) -> list[Series]:
     out = []
     for fit in fitted(settings, engine):
         row, length = fit.rows[0], fit.mean_acceptance_length
-        out.append(Series(dataset(row), row.method, length, row.scenario(length)))
+        out.append(Series(row.dataset, row.method, length, row.scenario(length)))
     return out
 
 
@@ -266,7 +259,7 @@ def multigpu_validation(settings: SiteSettings) -> pd.DataFrame:
         for fit in fitted(settings, engine):
             for i, row in enumerate(fit.rows):
                 rows.append({
-                    "engine": engine, "dataset": dataset(row), "method": row.method, "batch": row.batch,
+                    "engine": engine, "dataset": row.dataset, "method": row.method, "batch": row.batch,
                     "gamma": row.num_speculative_tokens, "prompt_tokens": row.prompt_tokens,
                     "output_tokens": row.output_tokens, "measured": row.measured_speedup,
                     "predicted": float(fit.predicted[i]), "mean_acceptance_length": fit.mean_acceptance_length,

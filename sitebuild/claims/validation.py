@@ -129,7 +129,7 @@ def dataset_spread(settings: SiteSettings) -> Said:
     misses most on either side, by their mean error, and whether every batch errs that way."""
     rows = load_measurements(MEASUREMENTS)
     data = validation(settings, rows)
-    data["dataset"] = [multi.dataset(r) for r in rows]
+    data["dataset"] = [r.dataset for r in rows]
     heads = data[data["method"].isin(["eagle", "eagle3"]) & ~data["source"].str.contains("issue")]
     by = heads.groupby("dataset")["vllm_error"]
     low, high = str(by.mean().idxmin()), str(by.mean().idxmax())
