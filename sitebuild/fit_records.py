@@ -3,8 +3,8 @@
 other memory efficiencies (:mod:`sitebuild.memory_sensitivity`) in
 ``sitebuild/data/memory-sensitivity.json``, and the small-batch fit and each source's own
 EAGLE-3 step (:mod:`sitebuild.engine_fit`) in ``sitebuild/data/subset-fits.json``. The fits
-take seconds to minutes, so the site reads the records and never fits, as it reads the profile's held-out errors
-from ``engines.toml``; ``python tools/fit_engine.py --check`` and the tests check that each
+take seconds to minutes, so the site reads the records and never fits, as it reads the
+profile's held-out errors from ``engines.toml``; ``python tools/fit_engine.py --check`` and the tests check that each
 record is what a fresh computation gives. Each record carries the checksum of the
 measurements it was computed on, and one computed on other measurements is refused.
 """
