@@ -3,8 +3,9 @@
 In every Markdown page:
 
 * ``{{ name }}`` becomes the text of number ``name`` in docs/generated/numbers.json;
-* ``{{ claim:name }}`` becomes the wording the build chose for claim ``name``
-  (docs/generated/claims.json), with its numbers in place;
+* a block ``{% claim name %} ... {% endclaim %}`` becomes the branch of its wording that the
+  outcome the build computed for claim ``name`` picks (docs/generated/claims.json), with its
+  numbers in place (the blocks' grammar: :mod:`sitebuild.claims.prose`);
 * ``{{ figure:id }}`` becomes the figure fragment docs/generated/figures/<id>.html, its
   links to the figure's JSON and CSV (published in docs/generated/figdata/) made relative to
   the page, so that the site works wherever it is served;
@@ -26,8 +27,7 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import get_relative_url
 
-PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output|html|claim):)?([A-Za-z0-9_\-]+)\s*\}\}")
-SLOT = re.compile(r"\{([a-z0-9_]+)\}")
+PLACEHOLDER = re.compile(r"\{\{\s*(?:(figure|table|output|html):)?([A-Za-z0-9_\-]+)\s*\}\}")
 KINDS = {
     "figure": ("figures", ".html"),
     "table": ("tables", ".md"),
@@ -88,14 +88,23 @@ def _number(name: str, where: str, linked: bool) -> str:
     return _render(entry, linked)
 
 
-def _claim(name: str, where: str, linked: bool) -> str:
-    """The wording chosen for claim ``name``, with each of its values rendered like a number."""
+def _claim(name: str, body: str, where: str, linked: bool) -> str:
+    """Claim ``name`` as its block ``body`` words the outcome the build computed, with each of
+    its values rendered like a number."""
+    from sitebuild.claims.core import ClaimError
+    from sitebuild.claims.prose import sentence
+
     try:
         entry = _state["claims"][name]
     except KeyError:
         known = ", ".join(sorted(_state["claims"]))
         raise PluginError(f"{where}: unknown claim {name!r}; known: {known}") from None
-    return SLOT.sub(lambda m: _render(entry["values"][m.group(1)], linked), entry["wording"])
+    values = entry["values"]
+    texts = {k: v["text"] for k, v in values.items()}
+    try:
+        return sentence(name, entry["outcomes"], texts, body, lambda value: _render(values[value], linked))
+    except ClaimError as e:
+        raise PluginError(f"{where}: {e}") from None
 
 
 #: The figure's files as the fragment names them, relative to the site's root (sitebuild.build.FIGDATA).
@@ -128,16 +137,21 @@ def _numbered_figure(fragment: str, number: int, linked: bool) -> str:
 
 
 def on_page_markdown(markdown, page, **kwargs):
+    from sitebuild.claims.core import ClaimError
+    from sitebuild.claims.prose import worded_page
+
     where = page.file.src_uri
     linked = where == SIMULATOR_PAGE
     figures = iter(range(1, 1000))
+    try:
+        markdown = worded_page(markdown, lambda name, body: _claim(name, body, where, linked))
+    except ClaimError as e:
+        raise PluginError(f"{where}: {e}") from None
 
     def replace(match: re.Match) -> str:
         kind, name = match.group(1), match.group(2)
         if kind == "figure":
             return _numbered_figure(_relative(_fragment(kind, name, where), page.url), next(figures), linked)
-        if kind == "claim":
-            return _claim(name, where, linked)
         if kind:
             return _fragment(kind, name, where)
         return _number(name, where, linked)

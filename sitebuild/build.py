@@ -255,10 +255,10 @@ def numbers_json(settings: SiteSettings) -> str:
 
 
 def claims_json(settings: SiteSettings) -> str:
-    """Every claim of the prose: the outcome the model gives, the wording chosen for it and
-    its values (:mod:`sitebuild.claims`)."""
+    """Every claim of the prose: the outcome the model gives each of its facets, and its values
+    (:mod:`sitebuild.claims`); the pages word each outcome (:mod:`sitebuild.claims.prose`)."""
     said = {
-        name: {"outcome": c.outcome, "wording": c.wording, "values": {k: number_entry(v) for k, v in c.values.items()}}
+        name: {"outcomes": dict(c.outcomes), "values": {k: number_entry(v) for k, v in c.values.items()}}
         for name, c in article_claims(settings).items()
     }
     return json.dumps(said, indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False)

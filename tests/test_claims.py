@@ -1,23 +1,24 @@
-"""The article's claims: every qualitative statement is a predicate over the model with a
-wording per outcome (sitebuild.claims). The site builds under several configurations with a
-true wording for every claim, a claim whose outcome has no wording stops the build naming it,
-and each claim's outcome agrees with the model computed here."""
+"""The article's claims: every qualitative statement is a predicate over the model
+(sitebuild.claims), worded per outcome by the page's Markdown (sitebuild.claims.prose). The
+site builds under several configurations with a true wording for every claim, a claim whose
+outcome has no wording stops the build naming it, and each claim's outcome agrees with the model
+computed here."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+from site_builds import ROOT, build_env, mkdocs_build, project_copy
 
-from sitebuild import claims
-from sitebuild.build import main as build_main
 from sitebuild.build import outputs
 from sitebuild.claims import ClaimError, article_claims
-from sitebuild.claims.core import claim, composed
+from sitebuild.claims.prose import BLOCK, sentence, sentences, worded_page
 from sitebuild.config import ArticleDeployment, SiteSettings
 from sitebuild.deployment import resolved
-from sitebuild.numbers.text import plain
 from specmodel import evaluate, formatting
 from specmodel.model.settings import Constants
 
@@ -43,15 +44,14 @@ def config(request) -> tuple[str, SiteSettings, dict]:
 def test_every_claim_has_a_wording_for_its_outcome_in_every_configuration(config):
     name, settings, said = config
     assert said, name
-    for c in said.values():
-        text = c.text()
-        assert "{" not in text and "nan" not in text.lower().split(), (name, c.name, text)
+    for claim, text in sentences(said).items():
+        assert "{" not in text and "nan" not in text.lower().split(), (name, claim, text)
 
 
 def test_the_two_gpu_deployment_runs_on_two_gpus():
     settings = resolved(CONFIGS["two-gpus"])
     assert settings.deployment.tensor_parallel == 2
-    assert "split by tensor parallelism over two" in article_claims(settings)["deployment"].text()
+    assert "split by tensor parallelism over two" in sentences(article_claims(settings))["deployment"]
     assert resolved(SiteSettings()).deployment.tensor_parallel == 1
 
 
@@ -81,33 +81,67 @@ def test_falling_ratio_1_words_the_bigger_draft_as_ahead_and_the_profiles_as_one
     """The reader's report: with FALLING_RATIO = 1 the page said the 1.7B draft "reaches 2.38x,
     still short of Qwen3-0.6B" (at 2.26x) and "flatters by 0%"."""
     said = article_claims(resolved(CONFIGS["falling-ratio-1"]))
-    assert said["big_draft"].outcome == "ahead" and "short of" not in said["big_draft"].text()
-    assert said["same_profile"].outcome == "equal" and "flatters" not in said["same_profile"].text()
+    text = sentences(said)
+    assert said["big_draft"].outcome == "ahead" and "short of" not in text["big_draft"]
+    assert said["same_profile"].outcome == "equal" and "flatters" not in text["same_profile"]
 
 
 def test_a_claim_without_a_wording_for_its_outcome_names_itself():
+    block = "{% when a %} only {x} and {y}"
     with pytest.raises(ClaimError, match=r"claim 'demo'.*outcome is 'b'.*worded outcomes: a.*x=1"):
-        claim("demo", "b", {"x": plain(1, 0)}, {"a": "only {x}"})
-    with pytest.raises(ClaimError, match=r"claim 'demo', part 'second'.*'z'"):
-        composed("demo", [("first", "a", {"a": "one"}), ("second", "z", {"y": "two"})], {})
+        sentence("demo", {"outcome": "b"}, {"x": "1"}, block)
+    with pytest.raises(ClaimError, match=r"claim 'demo', part 'second'.*'z'.*worded outcomes: y"):
+        sentence("demo", {"first": "a", "second": "z"}, {}, "{% when first=a %} one {% when second=y %} two")
     with pytest.raises(ClaimError, match=r"quotes y, not computed"):
-        claim("demo", "a", {"x": plain(1, 0)}, {"a": "{x} and {y}"})
+        sentence("demo", {"outcome": "a"}, {"x": "1"}, block)
+    with pytest.raises(ClaimError, match=r"the page words second, which the claim does not decide"):
+        sentence("demo", {"first": "a"}, {}, "{% when first=a %} one {% when second=y %} two")
+
+
+def test_a_facet_put_in_by_name_prints_only_where_a_branch_puts_it():
+    block = """{% when parts=b %} mostly {largest}, at {share}.
+    {% when parts=c %} all the same.
+    {% when largest=draft_kv %} reading the drafter's cache
+    {% when tail=x %}
+    {% when end=y %} Then it
+      stops."""
+    said = {"parts": "b", "largest": "draft_kv", "tail": "x", "end": "y"}
+    assert (
+        sentence("demo", said, {"share": "45%"}, block) == "mostly reading the drafter's cache, at 45%. Then it stops."
+    )
+    said["parts"] = "c"
+    assert sentence("demo", said, {"share": "45%"}, block) == "all the same. Then it stops."
+
+
+def test_a_block_left_open_is_refused_not_printed():
+    page = "A {% claim demo %}{% when a %} one {% endclaim %} and {% claim demo %}{% when a %} two."
+    with pytest.raises(ClaimError, match=r"'\{% claim demo %\}' outside a whole claim block"):
+        worded_page(page, lambda name, body: "x")
+    assert worded_page(page.replace("two.", "two.{% endclaim %}"), lambda name, body: name) == "A demo and demo"
 
 
 @pytest.mark.slow
-def test_a_configuration_that_makes_a_claim_false_without_a_wording_fails_the_build(monkeypatch, tmp_path, capsys):
-    """If the prose had only the default's wording for the bigger draft ("still short of the
-    smaller draft"), FALLING_RATIO = 1 would make it false: the build stops and names the claim."""
-    monkeypatch.setattr(claims.drafts, "BIG_DRAFT", {"short": claims.drafts.BIG_DRAFT["short"]})
-    with pytest.raises(ClaimError, match="claim 'big_draft'.*'ahead'"):
-        outputs(CONFIGS["falling-ratio-1"])
+def test_a_configuration_that_makes_a_claim_false_without_a_wording_fails_the_build(tmp_path):
+    """If the page had only the default's wording for the bigger draft ("still short of the
+    smaller draft"), FALLING_RATIO = 1 would make it false: the site's build stops and names the
+    claim, its outcome and its values."""
+    project = project_copy(tmp_path / "project")
+    index = project / "docs" / "index.md"
+    page = index.read_text()
+    body = next(m for m in BLOCK.finditer(page) if m.group(1) == "big_draft").group(2)
+    assert "{% when ahead %}" in body
+    index.write_text(page.replace(body, body[: body.index("{% when ahead %}")] + "\n"))
     config = tmp_path / "ratio.toml"
     config.write_text("[constants]\nFALLING_RATIO = 1.0\n")
-    assert build_main(["--config", str(config), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert "claim 'big_draft'" in err and "speedup_big_a95=" in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "out").exists()
-    claims.article_claims(SiteSettings())  # the default's outcome still has its wording
+    figures = subprocess.run([sys.executable, "build_figures.py", "--config", str(config), "--out",
+                              str(project / "docs" / "generated")], cwd=ROOT, capture_output=True, text=True,
+                             env=build_env())  # fmt: skip
+    assert figures.returncode == 0, figures.stderr
+    built = mkdocs_build(project)
+    assert built.returncode != 0
+    assert "index.md: claim 'big_draft'" in built.stderr and "'ahead'" in built.stderr, built.stderr[-2000:]
+    assert "speedup_big_a95=" in built.stderr, built.stderr[-2000:]
+    assert not (project / "site" / "index.html").exists()
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from sitebuild import build, deployment
+from sitebuild.claims.prose import DOCS, page_blocks, sentence
 from sitebuild.config import SiteSettings
 from specmodel.safe_input import validated
 
@@ -96,15 +97,16 @@ def _printed_texts(files: dict[str, str | bytes]) -> dict[str, str]:
     numbers = json.loads(str(files["numbers.json"]))
     texts.update({f"number {k}": v["text"] for k, v in numbers.items()})
     claims = json.loads(str(files["claims.json"]))
-    texts.update({f"claim {k}": _worded(c) for k, c in claims.items()})
+    texts.update({f"claim {k}": _worded(k, c) for k, c in claims.items()})
     texts.update({f"claim {k}, {n}": v["text"] for k, c in claims.items() for n, v in c["values"].items()})
     return texts
 
 
-def _worded(said: dict) -> str:
-    """A claim of claims.json as the page prints it: its wording with each value's text in place."""
-    values = {name: v["text"] for name, v in said["values"].items()}
-    return re.sub(r"\{([a-z0-9_]+)\}", lambda m: values[m.group(1)], said["wording"])
+def _worded(name: str, said: dict) -> str:
+    """A claim of claims.json as the page prints it: the branch its outcomes pick from the
+    page's block, with each value's text in place."""
+    values = {k: v["text"] for k, v in said["values"].items()}
+    return sentence(name, said["outcomes"], values, page_blocks(DOCS)[name])
 
 
 def _check(files: dict[str, str | bytes], fits: bool) -> None:
@@ -116,8 +118,8 @@ def _check(files: dict[str, str | bytes], fits: bool) -> None:
             figure = json.loads(str(text), parse_constant=_reject_constant)
             assert figure["layout"], name
     said = json.loads(str(files["claims.json"]))["deployment"]
-    assert (said["outcome"] == "unfit") is (not fits), said["outcome"]
-    assert (DOES_NOT_FIT in said["wording"]) is (not fits), said["wording"]
+    assert (said["outcomes"]["outcome"] == "unfit") is (not fits), said["outcomes"]
+    assert (DOES_NOT_FIT in _worded("deployment", said)) is (not fits), _worded("deployment", said)
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ USED_ELSEWHERE = {
     "on_post_build": "MkDocs hook",
     "log_message": "http.server.SimpleHTTPRequestHandler override (benchmarks' quiet server)",
     "show": "sitebuild.notebook.show: the notebook page (docs/notebook.ipynb) draws its figure with it",
+    "sentences": "sitebuild.claims.prose.sentences: the notebook page (docs/notebook.ipynb) prints claims with it",
     "with_constants": "public API: Settings.with_constants, documented in specmodel/__init__.py",
     "parse_log": "public API: a vLLM log held in memory (specmodel.vllm.logs)",
     "counters_from_log": "public API: the counters of records from parse_log",

@@ -58,14 +58,15 @@ CELLS = [
         "best.assign(worth_it=(best['verdict'] == 'faster') & best['fits']).reset_index(drop=True)"
     ),
     md(
-        "The article states the same result as a claim, computed by the same code when the site is built "
-        "(`sitebuild.claims`):"
+        "The article states the same result as a claim: the same code decides its outcome when the site is "
+        "built (`sitebuild.claims`), and the page's Markdown words each outcome:"
     ),
     code(
         "from sitebuild.claims import article_claims\n"
+        "from sitebuild.claims.prose import sentences\n"
         "from sitebuild.config import SiteSettings\n\n"
-        "said = article_claims(SiteSettings())\n"
-        "print(said['gamma_by_concurrency'].text())"
+        "said = sentences(article_claims(SiteSettings()))  # worded as the site's pages word them\n"
+        "print(said['gamma_by_concurrency'])"
     ),
     md(
         "## Measured acceptance\n\nvLLM reports the share of drafts in which each position was accepted. "
@@ -107,7 +108,7 @@ CELLS = [
         "theme.reference_line(fig, 1.0, 1, 1024)\n"
         "fig.update_layout(xaxis={**theme.log2_axis(concurrency), 'title': 'concurrent sequences'},\n"
         "                  yaxis={'title': 'speedup (Qwen3-0.6B draft)', 'ticksuffix': 'x', 'range': [0, 2.5]})\n"
-        "print(said['cards_ratio'].text(), said['cards_ridge'].text())\n"
+        "print(said['cards_ratio'], said['cards_ridge'])\n"
         "show(fig, 'notebook-hardware', 'Speedup against concurrency on three accelerators.')"
     ),
 ]

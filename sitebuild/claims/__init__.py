@@ -1,10 +1,11 @@
 """Every qualitative statement the article makes about the simulated system, as a claim: a
-predicate over the model's outputs and the wording for each outcome
-(:mod:`sitebuild.claims.core`), one module per part of the article.
+predicate over the model's outputs that decides its outcome and computes the values its
+sentence quotes (:mod:`sitebuild.claims.core`), one module per part of the article.
 
-The prose refers to them as ``{{ claim:name }}``; the MkDocs hook (hooks/numbers.py) puts in
-the wording chosen at build time, with its numbers linked to the simulator where they can be
-read there. A claim whose outcome has no wording stops the build, naming it.
+The pages word each claim in a block ``{% claim name %} ... {% endclaim %}`` with a branch
+per outcome (:mod:`sitebuild.claims.prose`); the MkDocs hook (hooks/numbers.py) puts in the
+branch the build's outcome picks, with its numbers linked to the simulator where they can be
+read there. An outcome the page has no branch for stops the build, naming the claim.
 """
 
 from __future__ import annotations

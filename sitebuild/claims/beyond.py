@@ -23,13 +23,6 @@ from specmodel.model.specs import get_architecture
 #: The held-out error the four-GPU predictions are held to (the validation page's target).
 MULTIGPU_MEDIAN_TARGET = 0.08
 
-B70_PREDICTIONS = {
-    "hold": "The predictions hold: on the {held_out} rows at 16, 64 and 128 requests the median error is {median} "
-    "and the worst {worst}.",
-    "miss": "The predictions miss: on the {held_out} rows at 16, 64 and 128 requests the median error is {median} "
-    "and the worst {worst}.",
-}
-
 
 def b70_predictions(settings: SiteSettings) -> Said:
     """The vllm profile's held-out error on the four-GPU rows against its target."""
@@ -37,27 +30,7 @@ def b70_predictions(settings: SiteSettings) -> Said:
     summary = error_summary(errors)
     values = {"held_out": plain(len(errors), 0), "median": percent(summary["median"], 1),
               "worst": percent(summary["max"], 1)}  # fmt: skip
-    return claim("b70_predictions", "hold" if summary["median"] <= MULTIGPU_MEDIAN_TARGET else "miss", values,
-                 B70_PREDICTIONS)  # fmt: skip
-
-
-B70_LOSSES = {
-    "": "Past the measurements, the model has the drafters lose (more than 3%): {ngram}, {eagle}, {draft}.",
-}
-
-
-def _loses(label: str, b: int | None) -> str:
-    return f"{label} from {b:,} sequences" if b is not None else f"{label} at no rung of the ladder"
-
-
-B70_DRAFT = {
-    "better": "The draft model holds up better than the article's {article_draft} does beside {article_target} "
-    "({b70_draft_b64} against {article_b64} at 64 sequences): the 1B draft's cache is {kv_share} of the 70B "
-    "target's per token, so a draft pass over a large batch reads little beside a verify pass.",
-    "worse": "The draft model does worse than the article's {article_draft} beside {article_target} ({b70_draft_b64} "
-    "against {article_b64} at 64 sequences), although the 1B draft's cache is only {kv_share} of the 70B target's "
-    "per token.",
-}
+    return claim("b70_predictions", "hold" if summary["median"] <= MULTIGPU_MEDIAN_TARGET else "miss", values)
 
 
 def b70_ladder(settings: SiteSettings) -> Said:
@@ -69,25 +42,17 @@ def b70_ladder(settings: SiteSettings) -> Said:
     draft = multi.evaluate_series(settings, series["llama-3.2-1b"], concurrency=64, tensor_parallel=multi.BIG_TP)
     article = one(settings, concurrency=64)
     dep = settings.deployment
-    labels = {"ngram": "n-gram lookup", "eagle": "the EAGLE head", "draft": "the draft model"}
     values = {
-        **{k: phrase(_loses(labels[k], v)) for k, v in stops.items()},
+        **{f"{k}_stop": rung(v) for k, v in stops.items()},
         "article_draft": name(get_architecture(dep.draft).name),
         "article_target": name(get_architecture(dep.target).name),
         "b70_draft_b64": times(draft.speedup),
         "article_b64": times(article.speedup),
         "kv_share": percent(float(draft.draft_kv_bytes_per_token / draft.target_kv_bytes_per_token)),
     }
-    facets = [("losses", "", B70_LOSSES),
-              ("draft", "better" if float(draft.speedup) > float(article.speedup) else "worse", B70_DRAFT)]  # fmt: skip
+    facets = [("losses", "any"), *((f"{k}_loses", "never" if v is None else "stops") for k, v in stops.items()),
+              ("draft", "better" if float(draft.speedup) > float(article.speedup) else "worse")]  # fmt: skip
     return composed("b70_ladder", facets, values)
-
-
-MI300X_LINKS = {
-    "higher": "the links are slower, and the faster memory shortens the rest of the pass.",
-    "lower": "the faster memory more than makes up for the slower links: the all-reduces take less of the pass on "
-    "the MI300X.",
-}
 
 
 def _mi300x_eagle(settings: SiteSettings, hardware: str, gpus: int) -> Evaluation:
@@ -100,15 +65,7 @@ def mi300x_links(settings: SiteSettings) -> Said:
     """The all-reduce share of the verify pass on four MI300X against four H100s."""
     h4, m4 = _mi300x_eagle(settings, "h100-sxm", 4), _mi300x_eagle(settings, "mi300x", 4)
     higher = bool(np.all(m4.verify_communication_share > h4.verify_communication_share))
-    return claim("mi300x_links", "higher" if higher else "lower", {}, MI300X_LINKS)
-
-
-B70_FITS = {
-    "from": "From {first_unfit} sequences the workload no longer fits on four GPUs (open markers).",
-    "always": "The workload fits on four GPUs at every rung of the ladder.",
-    "never": "The workload does not fit on four GPUs even at one sequence: every marker is open, and the model's "
-    "speedups describe a server whose memory could not hold it.",
-}
+    return claim("mi300x_links", "higher" if higher else "lower", {})
 
 
 def b70_fits(settings: SiteSettings) -> Said:
@@ -117,21 +74,9 @@ def b70_fits(settings: SiteSettings) -> Said:
     unfit = ~np.asarray(multi.evaluate_series(settings, draft).fits, dtype=bool)
     first = first_rung(LADDER, unfit)
     outcome = "always" if first is None else "never" if first == LADDER[0] else "from"
-    return claim("b70_fits", outcome, {"first_unfit": rung(first)}, B70_FITS)
+    return claim("b70_fits", outcome, {"first_unfit": rung(first)})
 
 
-MI300X_ONE = {
-    "fits": "One MI300X holds the 70B model and its draft ({hbm_b1} at one sequence), with room for {b_one} "
-    "sequences of the ShareGPT workload;",
-    "unfit": "One MI300X does not hold the 70B model and its draft: at one sequence they need {hbm_b1}, against "
-    "{usable} usable;",
-}
-MI300X_MORE = {
-    "all": "two hold {b_two} and four {b_four}, against {b_h100} on four H100s.",
-    "some": "sequences of the ShareGPT workload that fit: {b_two} on two of them, {b_four} on four, and {b_h100} "
-    "on four H100s.",
-    "none": "nor do two or four of them, or four H100s, hold one sequence of the ShareGPT workload.",
-}
 #: The deployments whose room the MI300X sentence compares: value name -> (hardware, GPUs).
 ROOM = {"b_one": ("mi300x", 1), "b_two": ("mi300x", 2), "b_four": ("mi300x", 4), "b_h100": ("h100-sxm", 4)}
 
@@ -153,16 +98,8 @@ def mi300x_memory(settings: SiteSettings) -> Said:
     values["usable"] = gib_number(float(room["b_one"].usable_memory_bytes))
     others = [counts[k] > 0 for k in ("b_two", "b_four", "b_h100")]
     more = "all" if all(others) else "some" if any(others) else "none"
-    facets = [("one MI300X", "fits" if counts["b_one"] > 0 else "unfit", MI300X_ONE), ("more GPUs", more, MI300X_MORE)]
+    facets = [("one_mi300x", "fits" if counts["b_one"] > 0 else "unfit"), ("more_gpus", more)]
     return composed("mi300x_memory", facets, values)
-
-
-MI300X_PER_GPU = {
-    "busier": "Per GPU, plain decoding at 64 sequences runs at {h100_tp4} tokens/s on four H100s, {mi300x_tp4} on "
-    "four MI300X and {mi300x_tp2} on two: fewer GPUs, each busier.",
-    "not_busier": "Per GPU, plain decoding at 64 sequences runs at {h100_tp4} tokens/s on four H100s, {mi300x_tp4} "
-    "on four MI300X and {mi300x_tp2} on two.",
-}
 
 
 def mi300x_per_gpu(settings: SiteSettings) -> Said:
@@ -171,15 +108,7 @@ def mi300x_per_gpu(settings: SiteSettings) -> Said:
              for h, g in (("h100-sxm", 4), ("mi300x", 4), ("mi300x", 2))}  # fmt: skip
     values = {k: plain(v, 0) for k, v in rates.items()}
     outcome = "busier" if rates["mi300x_tp2"] > rates["mi300x_tp4"] else "not_busier"
-    return claim("mi300x_per_gpu", outcome, values, MI300X_PER_GPU)
-
-
-TREE_WIDTH = {
-    "shrink": "The wide tree falls behind the chain from {behind} sequences and loses to plain decoding (by more "
-    "than 3%) from {loss}. A tree's width should shrink as the batch grows.",
-    "never_behind": "The wide tree stays ahead of the chain at every rung and loses to plain decoding from {loss} "
-    "sequences.",
-}
+    return claim("mi300x_per_gpu", outcome, values)
 
 
 def tree_width(settings: SiteSettings) -> Said:
@@ -188,17 +117,7 @@ def tree_width(settings: SiteSettings) -> Said:
     chain, wide = (data[data["shape"] == k]["speedup"].to_numpy() for k in ("chain", "wide"))
     behind = first_rung(LADDER, wide < chain)
     values = {"behind": rung(behind), "loss": rung(first_rung(LADDER, slower(wide)))}
-    return claim("tree_width", "never_behind" if behind is None else "shrink", values, TREE_WIDTH)
-
-
-MOE_PREMISE = {
-    "removed:returns": "That removes the premise of speculation at low batch, a verify pass nearly as cheap as a "
-    "plain step. Cascade (Saxena et al., [arXiv:2506.20675](https://arxiv.org/abs/2506.20675)) describes it: in "
-    'MoE models "draft tokens collectively activate more weights, increasing data movement and verification '
-    "time\". Under load the premise returns: at 64 sequences the plain step's tokens already reach {distinct_64} of "
-    "the {experts} experts per layer on average, and a verify pass reads hardly more weights than a plain step "
-    "({ratio_64}).",
-}
+    return claim("tree_width", "never_behind" if behind is None else "shrink", values)
 
 
 def moe_premise(settings: SiteSettings) -> Said:
@@ -210,23 +129,7 @@ def moe_premise(settings: SiteSettings) -> Said:
     values = {"distinct_64": plain(float(distinct), 1), "experts": plain(moe.num_experts or 1, 0),
               "ratio_64": times(ratio[1])}  # fmt: skip
     outcome = f"{'removed' if ratio[0] > 1.5 else 'kept'}:{'returns' if ratio[1] < 1.1 else 'stays'}"
-    return claim("moe_premise", outcome, values, MOE_PREMISE)
-
-
-MOE_CURVES = {
-    "opposite": "The curves run the other way from the dense model's: on the mixture of experts the EAGLE head does "
-    "best at {moe_best_b} sequences ({moe_best}), while on the dense model it does best at {dense_best_b} "
-    "({dense_best}) and gives {dense_b64} at 64.",
-    "alike": "The curves have the same shape on both: the EAGLE head does best at {moe_best_b} sequences on the "
-    "mixture of experts ({moe_best}) and at {dense_best_b} on the dense model ({dense_best}).",
-}
-BIG_MOE = {
-    "alike": "The larger {big_name} on eight H100s behaves alike: its plain step at one sequence reads "
-    "{big_plain}, its verify pass {big_verify}, and the EAGLE head gives {big_b1} at one sequence and {big_best} at "
-    "{big_best_b}.",
-    "different": "The larger {big_name} on eight H100s behaves differently: its plain step at one sequence reads "
-    "{big_plain}, its verify pass {big_verify}, and the EAGLE head gives {big_b1} at one sequence, its best.",
-}
+    return claim("moe_premise", outcome, values)
 
 
 def moe_curves(settings: SiteSettings) -> Said:
@@ -256,7 +159,7 @@ def moe_curves(settings: SiteSettings) -> Said:
     }
     shape = "opposite" if best[multi.MOE_TARGET][0] > best[multi.DENSE_TARGET][0] else "alike"
     big_shape = "alike" if int(np.argmax(b8.speedup)) > 0 and shape == "opposite" else "different"
-    facets = [("two models", shape, MOE_CURVES), ("larger model", big_shape, BIG_MOE)]
+    facets = [("two_models", shape), ("larger_model", big_shape)]
     return composed("moe_curves", facets, values)
 
 

@@ -20,22 +20,6 @@ _LARGE = (
     "1,024-sequence scenario asks for {hbm_b1024}, {times_usable} times what is usable ({hbm_plain_b1024} without "
     "the draft)"
 )
-FITS_LADDER = {
-    "fits:fits:unfit:unfit": "At one sequence the default scenario needs {hbm_b1}, and at 64 sequences {hbm_b64}: "
-    "both fit." + _LARGE + ", and the 64 sequences at 8,192 tokens of section 4 need {hbm_b64_t8192}, too much as "
-    "well.",
-    "fits:fits:unfit:fits": "At one sequence the default scenario needs {hbm_b1}, and at 64 sequences {hbm_b64}: "
-    "both fit." + _LARGE + "; the 64 sequences at 8,192 tokens of section 4 need {hbm_b64_t8192} and fit.",
-    "fits:unfit:unfit:unfit": "At one sequence the default scenario needs {hbm_b1} and fits, but at 64 sequences it "
-    "needs {hbm_b64}, more than {where} hold." + _LARGE + ", and the 64 sequences at 8,192 tokens of section 4 need "
-    "{hbm_b64_t8192}.",
-    "unfit:unfit:unfit:unfit": "Even at one sequence the default scenario needs {hbm_b1}, more than {where} hold, "
-    "so every rung of the ladder is a scenario this deployment cannot run: 64 sequences need {hbm_b64}, 1,024 need "
-    "{hbm_b1024}, and the 64 sequences at 8,192 tokens of section 4 {hbm_b64_t8192}.",
-    "fits:fits:fits:fits": "Every rung of the ladder fits: at one sequence the default scenario needs {hbm_b1}, at "
-    "64 sequences {hbm_b64}, at 1,024 sequences {hbm_b1024}, and the 64 sequences at 8,192 tokens of section 4 "
-    "{hbm_b64_t8192}.",
-}
 
 
 def _where(settings: SiteSettings) -> str:
@@ -62,32 +46,13 @@ def fits_ladder(settings: SiteSettings) -> Said:
     }
     word = {True: "fits", False: "unfit"}
     outcome = ":".join(word[bool(x)] for x in (d.fits, b64.fits, b1024.fits, long.fits))
-    return claim("fits_ladder", outcome, values, FITS_LADDER)
+    return claim("fits_ladder", outcome, values)
 
 
 _TP_LEAD = (
     "Tensor parallelism splits the weights and caches over several GPUs (the page [Beyond one GPU](beyond.md) runs "
     "a 70B model that way)."
 )
-FITS_MORE_LONG = {
-    "fits:slower": _TP_LEAD + " The 64 sequences at 8,192 tokens fit on {tp_long} GPUs, where the draft model "
-    "gives {speedup_long}, still a loss: more GPUs solve the memory, not the loss.",
-    "fits:even": _TP_LEAD + " The 64 sequences at 8,192 tokens fit on {tp_long} GPUs, where the draft model gives "
-    "{speedup_long}, about even.",
-    "fits:faster": _TP_LEAD + " The 64 sequences at 8,192 tokens fit on {tp_long} GPUs, where the draft model "
-    "gives {speedup_long}.",
-    "unfit": _TP_LEAD + " Even {tp_max} GPUs do not hold the 64 sequences at 8,192 tokens with the draft model.",
-}
-FITS_MORE_BIG = {
-    "big_fits": "The 1,024-sequence scenario fits on {tp_big} GPUs with the draft model.",
-    "big_unfit:plain_fits:eagle_fits": "The 1,024-sequence scenario does not fit on {tp_max} GPUs with the draft "
-    "model, but plain decoding fits on {tp_plain_big}, and so does an EAGLE head, which adds almost no memory, on "
-    "{tp_eagle_big}.",
-    "big_unfit:plain_fits:eagle_unfit": "The 1,024-sequence scenario does not fit on {tp_max} GPUs with the draft "
-    "model or an EAGLE head; plain decoding fits on {tp_plain_big}.",
-    "big_unfit:plain_unfit:eagle_unfit": "The 1,024-sequence scenario does not fit on {tp_max} GPUs at all, with "
-    "speculation or without.",
-}
 
 
 def fits_more_gpus(settings: SiteSettings) -> Said:
@@ -115,21 +80,8 @@ def fits_more_gpus(settings: SiteSettings) -> Said:
         if big.fits.any()
         else (f"big_unfit:plain_{fit[bool(big_plain.fits.any())]}:eagle_{fit[bool(big_eagle.fits.any())]}")
     )
-    facets = [("long prompts", long_outcome, FITS_MORE_LONG), ("1,024 sequences", big_outcome, FITS_MORE_BIG)]
+    facets = [("long_prompts", long_outcome), ("1_024_sequences", big_outcome)]
     return composed("fits_more_gpus", facets, values)
-
-
-BATCH_ROOM = {
-    "room": "It adds {draft_kv_kib} KiB per token to the target's {target_kv_kib} KiB ({draft_kv_of_total} of "
-    "the total), so at a 2,048-token prompt the memory holds {max_b_plain} sequences decoding plainly but only "
-    "{max_b_draft} with the draft, {max_b_loss} fewer; at 8,192 tokens, {max_b_plain_t8192} against "
-    "{max_b_draft_t8192}. An EAGLE head, with its one-layer cache, keeps {max_b_eagle}.",
-    "draft_none": "It adds {draft_kv_kib} KiB per token to the target's {target_kv_kib} KiB ({draft_kv_of_total} "
-    "of the total): at a 2,048-token prompt the memory holds {max_b_plain} sequences decoding plainly and none "
-    "with the draft.",
-    "no_room": "It adds {draft_kv_kib} KiB per token to the target's {target_kv_kib} KiB ({draft_kv_of_total} of "
-    "the total), though here the memory does not hold even one sequence of a 2,048-token prompt decoding plainly.",
-}
 
 
 def batch_room(settings: SiteSettings) -> Said:
@@ -149,13 +101,7 @@ def batch_room(settings: SiteSettings) -> Said:
         "max_b_eagle": plain(one(settings, drafter="eagle").max_concurrency, 0),
     }
     outcome = "room" if b_draft > 0 else "draft_none" if b_plain > 0 else "no_room"
-    return claim("batch_room", outcome, values, BATCH_ROOM)
-
-
-MEMORY_SHARE = {
-    "default": "by default",
-    "set": "in this build, against {default} by default",
-}
+    return claim("batch_room", outcome, values)
 
 
 def memory_share(settings: SiteSettings) -> Said:
@@ -164,8 +110,7 @@ def memory_share(settings: SiteSettings) -> Said:
     configuration set it."""
     share = settings.constants.GPU_MEMORY_UTILIZATION
     values = {"default": percent(declared.GPU_MEMORY_UTILIZATION)}
-    return claim("memory_share", "default" if share == declared.GPU_MEMORY_UTILIZATION else "set", values,
-                 MEMORY_SHARE)  # fmt: skip
+    return claim("memory_share", "default" if share == declared.GPU_MEMORY_UTILIZATION else "set", values)  # fmt: skip
 
 
 CLAIMS = (memory_share, fits_ladder, fits_more_gpus, batch_room)

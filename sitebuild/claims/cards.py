@@ -22,15 +22,6 @@ def _spread(values: np.ndarray) -> float:
     return float(np.max(values) / np.min(values) - 1)
 
 
-CARDS_RATIO = {
-    "same": "While every pass is memory-bound, both times scale with the bandwidth and their ratio does not "
-    "move: the speedup is {s1} at one sequence and {s64} at 64 sequences on all three cards.",
-    "close": "Both times scale with the bandwidth while the passes are memory-bound, so their ratio barely moves: "
-    "the speedup is {s1} at one sequence and {s64} at 64 sequences.",
-    "differ": "The speedup is {s1} at one sequence and {s64} at 64 sequences: the cards differ even there.",
-}
-
-
 def cards_ratio(settings: SiteSettings) -> Said:
     """Whether the speedup at 1 and 64 sequences is the same on the compared cards."""
     s = np.array(
@@ -42,20 +33,7 @@ def cards_ratio(settings: SiteSettings) -> Said:
         "s1": times(s[0, 0]) if same else _listed([times(x) for x in s[0]]),
         "s64": times(s[1, 0]) if same else _listed([times(x) for x in s[1]]),
     }
-    return claim("cards_ratio", outcome, values, CARDS_RATIO)
-
-
-CARDS_STOP = {
-    "same": "The draft model stops gaining from {stop} sequences on every card.",
-    "differ": "The draft model stops gaining from {stops} sequences on the three cards.",
-}
-CARDS_RIDGE = {
-    "differ": "What sets the cards apart is the balance of their arithmetic to their bandwidth, and it shows only "
-    "where the passes near the ridge: at 1,024 sequences the draft model gives {draft_1024} and n-gram lookup "
-    "{ngram_1024}.",
-    "same": "Even at 1,024 sequences the cards agree: the draft model gives {draft_1024} and n-gram lookup "
-    "{ngram_1024}.",
-}
+    return claim("cards_ratio", outcome, values)
 
 
 def cards_ridge(settings: SiteSettings) -> Said:
@@ -72,25 +50,8 @@ def cards_ridge(settings: SiteSettings) -> Said:
         "ngram_1024": _listed([times(x) for x in ngram]),
     }
     ridge = "differ" if max(_spread(draft), _spread(ngram)) >= 0.03 else "same"
-    facets = [("stop", "same" if len(set(stops)) == 1 else "differ", CARDS_STOP), ("ridge", ridge, CARDS_RIDGE)]
+    facets = [("stop_rungs", "same" if len(set(stops)) == 1 else "differ"), ("ridge", ridge)]
     return composed("cards_ridge", facets, values)
-
-
-CARDS_CAPACITY = {
-    "same_share": "What the cards change is how many sequences fit. At a 2,048-token prompt the first rung that "
-    "does not fit (open markers) is {first_unfit} sequences on the three cards. The draft model's cache takes "
-    "about the same share of the batch on each, {shares}: plain decoding fits {plain} sequences, with the draft "
-    "{draft}.",
-    "differ_share": "What the cards change is how many sequences fit. At a 2,048-token prompt the first rung that "
-    "does not fit (open markers) is {first_unfit} sequences on the three cards. The draft model's cache takes "
-    "{shares} of the batch: plain decoding fits {plain} sequences, with the draft {draft}.",
-    "some_unfit": "What the cards change is how many sequences fit. At a 2,048-token prompt the first rung that "
-    "does not fit (open markers) is {first_unfit} sequences on the three cards: plain decoding fits {plain} "
-    "sequences, with the draft {draft}, so on some of them the model does not fit at all.",
-    "none_fit": "What the cards would change is how many sequences fit, but here none does: on none of the three "
-    "cards does one sequence of a 2,048-token prompt fit in the usable memory, with the draft or without, and every "
-    "marker of the figure is open.",
-}
 
 
 def _capacity_outcome(plain_b: np.ndarray, shares: np.ndarray) -> str:
@@ -117,7 +78,7 @@ def cards_capacity(settings: SiteSettings) -> Said:
         "draft": _listed([plain(b, 0) for b in draft_b]),
         "shares": _listed([percent(x) for x in shares]),
     }
-    return claim("cards_capacity", _capacity_outcome(plain_b, shares), values, CARDS_CAPACITY)
+    return claim("cards_capacity", _capacity_outcome(plain_b, shares), values)
 
 
 CLAIMS = (cards_ratio, cards_ridge, cards_capacity)

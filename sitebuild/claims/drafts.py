@@ -13,18 +13,6 @@ from specmodel.model import architecture as arch
 from specmodel.model.drafters import drafter_coefficients
 from specmodel.model.specs import get_architecture
 
-KV_HEADS = {
-    "cache_heavier": "{target} has {n_target} query heads on {k_target} KV heads, {draft} {n_draft} on "
-    "{k_draft} and {big_draft} {n_big} on {k_big}, so their cache entries differ less than their weights: "
-    "{draft} keeps {draft_kv_kib} KiB per token against the target's {target_kv_kib} KiB ({draft_kv_share}) with "
-    "{draft_weight_share} of its weights, and reads that cache γ times per iteration where the target reads its "
-    "own once.",
-    "cache_lighter": "{target} has {n_target} query heads on {k_target} KV heads, {draft} {n_draft} on "
-    "{k_draft}, and {big_draft} {n_big} on {k_big}. {draft} keeps {draft_kv_kib} KiB per token against the "
-    "target's {target_kv_kib} KiB ({draft_kv_share}), less than its share of the weights ({draft_weight_share}), "
-    "but it reads that cache γ times per iteration where the target reads its own once.",
-}
-
 
 def kv_heads(settings: SiteSettings) -> Said:
     """The three models' attention heads, and the draft's cache share against its weight share."""
@@ -47,20 +35,7 @@ def kv_heads(settings: SiteSettings) -> Said:
         "draft_kv_share": percent(kv_share),
         "draft_weight_share": percent(weight_share),
     }
-    return claim("kv_heads", "cache_heavier" if kv_share > weight_share else "cache_lighter", values, KV_HEADS)
-
-
-BIG_DRAFT = {
-    "short": "gives {speedup_big} at one sequence instead of {speedup_b1}, with {draft_share_big} of the wall "
-    "clock now spent drafting. Even at an optimistic α = 0.95 it reaches only {speedup_big_a95}, still short of "
-    "{draft} at 0.75.",
-    "level": "gives {speedup_big} at one sequence instead of {speedup_b1}, with {draft_share_big} of the wall "
-    "clock now spent drafting. Only at an optimistic α = 0.95 does it draw level with {draft} at 0.75: "
-    "{speedup_big_a95}.",
-    "ahead": "gives {speedup_big} at one sequence instead of {speedup_b1}, with {draft_share_big} of the wall "
-    "clock now spent drafting. At an optimistic α = 0.95 it reaches {speedup_big_a95}, ahead of {draft} at 0.75: "
-    "a larger draft pays only if it is accepted much more often.",
-}
+    return claim("kv_heads", "cache_heavier" if kv_share > weight_share else "cache_lighter", values)
 
 
 def big_draft(settings: SiteSettings) -> Said:
@@ -77,23 +52,7 @@ def big_draft(settings: SiteSettings) -> Said:
     }
     high, low = values["speedup_big_a95"], values["speedup_b1"]
     outcome = "level" if high.text == low.text else "short" if high.value < low.value else "ahead"
-    return claim("big_draft", outcome, values, BIG_DRAFT)
-
-
-HEAD_B1_SIZE = {
-    "more": "That is more than the {draft_read} GiB a pass of the whole {draft} reads,",
-    "less": "That is less than the {draft_read} GiB a pass of {draft} reads,",
-}
-HEAD_B1_SPEED = {
-    "weights:slower": "so at one sequence, where reading weights is nearly all the cost, the head is the slower "
-    "drafter at the same α: {speedup_eagle_b1} against {speedup_b1}.",
-    "weights:faster": "and at one sequence, where reading weights is nearly all the cost, the head is the faster "
-    "drafter at the same α: {speedup_eagle_b1} against {speedup_b1}.",
-    "other:slower": "and at one sequence the head is the slower drafter at the same α: {speedup_eagle_b1} against "
-    "{speedup_b1}.",
-    "other:faster": "and at one sequence the head is the faster drafter at the same α: {speedup_eagle_b1} against "
-    "{speedup_b1}.",
-}
+    return claim("big_draft", outcome, values)
 
 
 def head_b1(settings: SiteSettings) -> Said:
@@ -111,26 +70,8 @@ def head_b1(settings: SiteSettings) -> Said:
     }
     size = "more" if eagle_read > draft_read else "less"
     speed = "slower" if float(e.speedup) < float(d.speedup) else "faster"
-    facets = [("size", size, HEAD_B1_SIZE), ("speed", f"{'weights' if weights else 'other'}:{speed}", HEAD_B1_SPEED)]
+    facets = [("size", size), ("speed", f"{'weights' if weights else 'other'}:{speed}")]
     return composed("head_b1", facets, values)
-
-
-HEAD_B64_DRAFT = {
-    "slower": "At 64 sequences a pass of {draft} moves {draft_step_gib} GiB, {draft_cache_share} of it cache; "
-    "drafting takes {draft_share} of the wall clock and the draft model loses ({speedup_draft}).",
-    "even": "At 64 sequences a pass of {draft} moves {draft_step_gib} GiB, {draft_cache_share} of it cache; "
-    "drafting takes {draft_share} of the wall clock and the draft model is about even ({speedup_draft}).",
-    "faster": "At 64 sequences a pass of {draft} moves {draft_step_gib} GiB, {draft_cache_share} of it cache; "
-    "drafting takes {draft_share} of the wall clock and the draft model gains only {speedup_draft}.",
-}
-HEAD_B64_EAGLE = {
-    "faster": "The EAGLE head's step moves {eagle_step_gib} GiB, drafting takes {eagle_share}, and speculation "
-    "gains {speedup_eagle} ({speedup_eagle32k} with the 32k vocabulary).",
-    "even": "The EAGLE head's step moves {eagle_step_gib} GiB and drafting takes {eagle_share}, but speculation is "
-    "about even with it too ({speedup_eagle}; {speedup_eagle32k} with the 32k vocabulary).",
-    "slower": "The EAGLE head's step moves {eagle_step_gib} GiB and drafting takes {eagle_share}, but speculation "
-    "loses with it too ({speedup_eagle}; {speedup_eagle32k} with the 32k vocabulary).",
-}
 
 
 def head_b64(settings: SiteSettings) -> Said:
@@ -151,7 +92,7 @@ def head_b64(settings: SiteSettings) -> Said:
         "speedup_eagle": speedup_at(e.speedup, concurrency=64, drafter="eagle"),
         "speedup_eagle32k": speedup_at(e32.speedup, concurrency=64, drafter="eagle-32k"),
     }
-    facets = [("draft model", verdict(d.speedup), HEAD_B64_DRAFT), ("head", verdict(e.speedup), HEAD_B64_EAGLE)]
+    facets = [("draft_model", verdict(d.speedup)), ("head", verdict(e.speedup))]
     return composed("head_b64", facets, values)
 
 

@@ -15,16 +15,6 @@ from specmodel.model.specs import get_architecture
 
 G = np.array(GAMMAS)
 
-GAMMA_B1 = {
-    "peak": "With {draft} at one sequence the speedup is {g1} at γ = 1, {g3} at 3, {g4} at 4, {g6} at 6 and {g10} "
-    "at 10: it rises, peaks at γ = {best} and falls again, as late guesses cost a draft pass each and rarely "
-    "survive.",
-    "rises": "With {draft} at one sequence the speedup is {g1} at γ = 1, {g3} at 3, {g4} at 4, {g6} at 6 and {g10} "
-    "at 10: on this range it keeps rising, so the best γ is the largest tried.",
-    "falls": "With {draft} at one sequence the speedup is {g1} at γ = 1, {g3} at 3, {g4} at 4, {g6} at 6 and {g10} "
-    "at 10: it falls from the first guess on, so the best γ is 1.",
-}
-
 
 def _shape(curve: np.ndarray) -> tuple[str, int]:
     best = int(G[np.argmax(curve)])
@@ -37,23 +27,7 @@ def gamma_b1(settings: SiteSettings) -> Said:
     shape, best = _shape(curve)
     values = {f"g{g}": speedup_at(curve[g - 1], gamma=g) for g in (1, 3, 4, 6, 10)}
     values.update(draft=name(get_architecture(settings.deployment.draft).name), best=plain(best, 0))
-    return claim("gamma_b1", shape, values, GAMMA_B1)
-
-
-GAMMA_B32_LEVEL = {
-    "lower": "At 32 sequences the whole curve sits lower;",
-    "not_lower": "At 32 sequences the curve is not lower everywhere;",
-}
-GAMMA_B32_PEAK = {
-    "earlier": "it peaks earlier, at γ = {best} ({best_speedup}),",
-    "same": "it peaks at the same γ = {best} ({best_speedup}),",
-    "later": "it peaks later, at γ = {best} ({best_speedup}),",
-}
-GAMMA_B32_END = {
-    "slower": "and falls to a loss of {g10} by γ = 10.",
-    "even": "and falls to about even ({g10}) by γ = 10.",
-    "faster": "and still gives {g10} at γ = 10.",
-}
+    return claim("gamma_b1", shape, values)
 
 
 def gamma_b32(settings: SiteSettings) -> Said:
@@ -68,23 +42,9 @@ def gamma_b32(settings: SiteSettings) -> Said:
         "best_speedup": speedup_at(np.max(c32), concurrency=32, gamma=best32),
         "g10": speedup_at(c32[-1], concurrency=32, gamma=10),
     }
-    facets = [("level", where, GAMMA_B32_LEVEL), ("peak", order, GAMMA_B32_PEAK),
-              ("end", verdict(c32[-1]), GAMMA_B32_END)]  # fmt: skip
+    facets = [("level", where), ("peak", order),
+              ("end", verdict(c32[-1]))]  # fmt: skip
     return composed("gamma_b32", facets, values)
-
-
-GAMMA_BY_CONCURRENCY_SHAPE = {
-    "shrinks": "The best γ shrinks as the batch grows: {best_b1} at one sequence, {best_b32} at 32 and {best_b64} "
-    "at 64 ({best_speedup_b64});",
-    "flat": "The best γ is {best_b1} at one sequence, at 32 and at 64 alike ({best_speedup_b64} at 64): with "
-    "acceptance that falls this fast, a second guess is rarely worth its draft pass;",
-    "other": "The best γ is {best_b1} at one sequence, {best_b32} at 32 and {best_b64} at 64 ({best_speedup_b64});",
-}
-GAMMA_BY_CONCURRENCY_END = {
-    "ends": "from {no_gain} sequences no γ gains anything with the draft model.",
-    "none": "no γ gains anything with the draft model, even at one sequence.",
-    "never": "some γ gains at every rung of the ladder.",
-}
 
 
 def gamma_by_concurrency(settings: SiteSettings) -> Said:
@@ -104,7 +64,7 @@ def gamma_by_concurrency(settings: SiteSettings) -> Said:
         "best_speedup_b64": speedup_at(top[i64], concurrency=64, gamma=b64),
         "no_gain": rung(no_gain),
     }
-    facets = [("shape", shape, GAMMA_BY_CONCURRENCY_SHAPE), ("end", end, GAMMA_BY_CONCURRENCY_END)]
+    facets = [("shape", shape), ("end", end)]
     return composed("gamma_by_concurrency", facets, values)
 
 

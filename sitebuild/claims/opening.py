@@ -13,40 +13,12 @@ from sitebuild.numbers.text import at, gib, name, percent, plain, speedup_at, ti
 from specmodel.model.roofline import ridge_intensity
 from specmodel.model.specs import get_architecture, get_hardware
 
-THESIS_BILL = {
-    "more": "Per output token the GPU does {arith_b1} the arithmetic of plain decoding in the scenario "
-    "simulated here, and {arith_g10} with ten guesses per iteration.",
-}
-
 
 def thesis_bill(settings: SiteSettings) -> Said:
     """Speculation costs more arithmetic per output token than plain decoding."""
     b1, g10 = one(settings).arithmetic_ratio, one(settings, gamma=10).arithmetic_ratio
     outcome = "more" if min(b1, g10) > 1 else "not_more"
-    return claim("thesis_bill", outcome, {"arith_b1": times(b1), "arith_g10": times(g10)}, THESIS_BILL)
-
-
-THESIS_TURN = {
-    "stops:draft_kv:ngram_every": "In the model, {draft} gains {speedup_b1} at one sequence and stops "
-    "gaining from {stop} sequences, as reading its own cache grows with every sequence; n-gram lookup, which "
-    "keeps no cache, gains at every rung up to 1,024.",
-    "stops:draft_kv:ngram_stops": "In the model, {draft} gains {speedup_b1} at one sequence and stops "
-    "gaining from {stop} sequences, because reading its own cache costs more with every sequence it serves; "
-    "n-gram lookup, which keeps no cache, gains until the batch itself takes the spare arithmetic, "
-    "from {ngram_stop} sequences on.",
-    "stops:target_arithmetic:ngram_stops": "In the model, {draft} gains {speedup_b1} at one sequence "
-    "and stops gaining from {stop} sequences, once the batch has taken the spare arithmetic; n-gram lookup, "
-    "which costs nothing to draft, stops from {ngram_stop} sequences.",
-    "stops:draft_kv:ngram_stops_other": "In the model, {draft} gains {speedup_b1} at one sequence and stops "
-    "gaining from {stop} sequences, because reading its own cache costs more with every sequence it serves; "
-    "n-gram lookup, which keeps no cache, stops from {ngram_stop} sequences.",
-    "never:ngram_every": "In the model, {draft} gains at every rung up to 1,024 sequences, from "
-    "{speedup_b1} at one sequence to {speedup_top} at the top, and so does n-gram lookup.",
-    "none:ngram_every": "In the model, {draft} does not gain even at one sequence ({speedup_b1}); "
-    "n-gram lookup, which costs nothing to draft, gains at every rung.",
-    "none:ngram_stops": "In the model, {draft} does not gain even at one sequence ({speedup_b1}), and "
-    "n-gram lookup, which costs nothing to draft, stops gaining from {ngram_stop} sequences.",
-}
+    return claim("thesis_bill", outcome, {"arith_b1": times(b1), "arith_g10": times(g10)})
 
 
 def thesis_turn(settings: SiteSettings) -> Said:
@@ -76,17 +48,7 @@ def thesis_turn(settings: SiteSettings) -> Said:
         "stop": rung(stop),
         "ngram_stop": rung(ngram_stop),
     }
-    return claim("thesis_turn", f"{head}:{tail}", values, THESIS_TURN)
-
-
-DEPLOYMENT = {
-    "one": "The system simulated is {target} in bf16 on one {hardware}.",
-    "several": "The system simulated is {target} in bf16, split by tensor parallelism over {gpus} "
-    "{hardware} GPUs, the fewest that hold it with its draft.",
-    "unfit": "The system simulated is {target} in bf16 on {gpus} {hardware}, where it does not fit: at one "
-    "sequence it needs {needed} per GPU against {usable} usable. Every figure below describes that server as if "
-    "the memory were there; the sections on memory say how far off it is.",
-}
+    return claim("thesis_turn", f"{head}:{tail}", values)
 
 
 def deployment(settings: SiteSettings) -> Said:
@@ -102,16 +64,7 @@ def deployment(settings: SiteSettings) -> Said:
         "needed": gib(d.memory_required_bytes),
         "usable": gib(d.usable_memory_bytes),
     }
-    return claim("deployment", outcome, values, DEPLOYMENT)
-
-
-SAME_PROFILE = {
-    "flatters": "Assume instead that every guess passes as often as the first, as the closed form does, and "
-    "the same scenario gives {speedup_same} rather than {speedup_b1}, with {mal_same} tokens per iteration "
-    "rather than {mal_b1}: independence flatters the yield by {flattering}.",
-    "equal": "With this ratio at {ratio} the falling profile is the closed form's own: every guess passes as "
-    "often as the first, and the scenario gives {speedup_b1} with {mal_b1} tokens per iteration either way.",
-}
+    return claim("deployment", outcome, values)
 
 
 def same_profile(settings: SiteSettings) -> Said:
@@ -126,16 +79,7 @@ def same_profile(settings: SiteSettings) -> Said:
         "ratio": plain(settings.constants.FALLING_RATIO),
     }
     outcome = "flatters" if values["mal_same"].text != values["mal_b1"].text else "equal"
-    return claim("same_profile", outcome, values, SAME_PROFILE)
-
-
-MEMORY_BOUND = {
-    "memory": "The {hardware} needs about {ridge} FLOP per byte ({peak} TFLOP/s of dense BF16 over {hbm} TB/s) "
-    "before arithmetic rather than memory sets the pace, so a decode step for one sequence is memory-bound, "
-    "about {factor} times short of that.",
-    "compute": "The {hardware} needs only about {ridge} FLOP per byte ({peak} TFLOP/s of dense BF16 over {hbm} "
-    "TB/s) before arithmetic sets the pace, so even a decode step for one sequence is compute-bound.",
-}
+    return claim("same_profile", outcome, values)
 
 
 def memory_bound(settings: SiteSettings) -> Said:
@@ -150,15 +94,7 @@ def memory_bound(settings: SiteSettings) -> Said:
         "hbm": plain(hw.memory_bandwidth.value / 1e12),
         "factor": plain(ridge / intensity, 0),
     }
-    return claim("memory_bound", "memory" if ridge > intensity else "compute", values, MEMORY_BOUND)
-
-
-BILL_CONSTANT = {
-    "flat": "Concurrency hardly moves this factor ({spread} from one sequence to 1,024): the drafter and the "
-    "acceptance set it, and the batch decides only whether the arithmetic it adds was idle.",
-    "varies": "Concurrency moves this factor only from {low} to {high} across the ladder: the drafter and the "
-    "acceptance set it, and the batch decides mainly whether the arithmetic it adds was idle.",
-}
+    return claim("memory_bound", "memory" if ridge > intensity else "compute", values)
 
 
 def bill_constant(settings: SiteSettings) -> Said:
@@ -167,17 +103,7 @@ def bill_constant(settings: SiteSettings) -> Said:
     low, high = times(ratio.min()), times(ratio.max())
     spread = f"{low.text} at every rung" if low.text == high.text else f"{low.text} to {high.text}"
     outcome = "flat" if float(ratio.max() / ratio.min()) - 1 < 0.02 else "varies"
-    return claim("bill_constant", outcome, {"spread": phrase(spread), "low": low, "high": high}, BILL_CONSTANT)
-
-
-THESIS_IDLE = {
-    "plenty": "At one sequence a decode step has plenty: the tensor cores sit idle for {idle_b1} of even the "
-    "verify pass, waiting on memory.",
-    "some": "At one sequence the verify pass leaves the tensor cores idle {idle_b1} of the time, less than a "
-    "decode step usually does.",
-    "little": "Here even at one sequence the verify pass keeps the tensor cores busy {busy_b1} of the time, so "
-    "there is little to spare.",
-}
+    return claim("bill_constant", outcome, {"spread": phrase(spread), "low": low, "high": high})
 
 
 def thesis_idle(settings: SiteSettings) -> Said:
@@ -185,15 +111,7 @@ def thesis_idle(settings: SiteSettings) -> Said:
     idle = float(one(settings).verify_idle)
     level = "plenty" if idle > 0.8 else "some" if idle > 0.2 else "little"
     values = {"idle_b1": at(percent(idle), "verify_idle"), "busy_b1": percent(1 - idle)}
-    return claim("thesis_idle", level, values, THESIS_IDLE)
-
-
-VERIFY_HIDDEN = {
-    "hidden": "Only the arithmetic grows, from {plain_comp} ms to {verify_comp} ms, and it stays hidden behind "
-    "{verify_mem} ms of memory time.",
-    "exposed": "Only the arithmetic grows, from {plain_comp} ms to {verify_comp} ms, which here exceeds the "
-    "{verify_mem} ms of memory time: the extra positions are not free.",
-}
+    return claim("thesis_idle", level, values)
 
 
 def verify_hidden(settings: SiteSettings) -> Said:
@@ -205,7 +123,7 @@ def verify_hidden(settings: SiteSettings) -> Said:
         "verify_mem": plain(d.verify_memory_time * 1e3),
     }
     outcome = "hidden" if float(d.verify_compute_time) < float(d.verify_memory_time) else "exposed"
-    return claim("verify_hidden", outcome, values, VERIFY_HIDDEN)
+    return claim("verify_hidden", outcome, values)
 
 
 CLAIMS = (thesis_bill, thesis_idle, thesis_turn, deployment, same_profile, memory_bound, verify_hidden, bill_constant)

@@ -76,46 +76,10 @@ def _order(table: dict[str, Served], draft: str) -> str:
     return "spec_more" if d.total > 1.03 * p.total else "plain_more" if p.total > 1.03 * d.total else "level"
 
 
-_NONE = "At {target} tokens/s per user no configuration meets the target at a concurrency that fits."
-LATENCY_HIGH = {
-    "none": _NONE,
-    "plain_only": "At {target} tokens/s per user only plain decoding fits and keeps up: {b_plain} sequences "
-    "({t_plain} tokens/s in all).",
-    "spec_more": "At {target} tokens/s per user, plain decoding can serve {b_plain} sequences at once "
-    "({t_plain} tokens/s in all), {draft} {b_draft} ({t_draft}) and n-gram lookup {b_ngram} ({t_ngram}): at "
-    "that latency the draft model delivers {ratio} the throughput of plain decoding.",
-    "spec_only": "At {target} tokens/s per user, plain decoding cannot keep up at any concurrency, while {draft} "
-    "serves {b_draft} sequences ({t_draft} tokens/s) and n-gram lookup {b_ngram} ({t_ngram}).",
-    "level": "At {target} tokens/s per user, plain decoding can serve {b_plain} sequences at once ({t_plain} "
-    "tokens/s in all) and {draft} {b_draft} ({t_draft}), about the same; n-gram lookup serves {b_ngram} "
-    "({t_ngram}).",
-    "plain_more": "Even at {target} tokens/s per user, plain decoding serves more: {b_plain} sequences at once "
-    "({t_plain} tokens/s in all) against {b_draft} ({t_draft}) with {draft}; n-gram lookup serves {b_ngram} "
-    "({t_ngram}).",
-}
-
-LATENCY_LOW = {
-    "none": _NONE,
-    "spec_only": "At {target} tokens/s per user plain decoding still cannot keep up at a concurrency that fits, "
-    "while {draft} serves {b_draft} sequences ({t_draft} tokens/s) and n-gram lookup {b_ngram} ({t_ngram}).",
-    "plain_only": "At {target} tokens/s per user only plain decoding fits and keeps up: {b_plain} sequences "
-    "({t_plain} tokens/s in all).",
-    "plain_more": "At {target} tokens/s per user the order turns: plain decoding serves {b_plain} sequences "
-    "({t_plain} tokens/s) and {draft} only {b_draft} ({t_draft}), because a larger batch now pays better than "
-    "guessing; n-gram lookup still serves {b_ngram} ({t_ngram}).",
-    "level": "At {target} tokens/s per user the two draw level: plain decoding serves {b_plain} sequences "
-    "({t_plain} tokens/s) and {draft} {b_draft} ({t_draft}); n-gram lookup serves {b_ngram} ({t_ngram}).",
-    "spec_more": "At {target} tokens/s per user {draft} still serves more: {b_draft} sequences ({t_draft} "
-    "tokens/s) against {b_plain} ({t_plain}) for plain decoding; n-gram lookup serves {b_ngram} ({t_ngram}).",
-    "same": "A slower target, plain decoding's rate per user at 64 sequences, rounds down to the same {target} "
-    "tokens/s here: there is no second target to compare.",
-}
-
-
 def latency_high(settings: SiteSettings) -> Said:
     """Who serves most at a fast per-user target (plain decoding's rate at 8 sequences)."""
     values, table = _values(settings, latency_target(settings, HIGH_TARGET_RUNG))
-    return claim("latency_high", _order(table, settings.deployment.draft), values, LATENCY_HIGH)
+    return claim("latency_high", _order(table, settings.deployment.draft), values)
 
 
 def latency_low(settings: SiteSettings) -> Said:
@@ -123,19 +87,9 @@ def latency_low(settings: SiteSettings) -> Said:
     ``same`` where that rate rounds down to the fast target, so there is no second target."""
     low = latency_target(settings, LOW_TARGET_RUNG)
     if low >= latency_target(settings, HIGH_TARGET_RUNG):
-        return claim("latency_low", "same", {"target": plain(low, 0)}, LATENCY_LOW)
+        return claim("latency_low", "same", {"target": plain(low, 0)})
     values, table = _values(settings, low)
-    return claim("latency_low", _order(table, settings.deployment.draft), values, LATENCY_LOW)
-
-
-COUNTERS_B64 = {
-    "slower": "At 64 sequences the line above reports {mal_b64} tokens per iteration, the same acceptance as at "
-    "one sequence, while the server runs {slower_b64} slower than it would without speculation.",
-    "even": "At 64 sequences the line above reports {mal_b64} tokens per iteration, the same acceptance as at one "
-    "sequence, while the server runs no faster than without speculation ({speedup_b64}).",
-    "faster": "At 64 sequences the line above reports {mal_b64} tokens per iteration, and the server gains "
-    "{speedup_b64}, but a line like it appears just the same at a concurrency where speculation loses.",
-}
+    return claim("latency_low", _order(table, settings.deployment.draft), values)
 
 
 def counters_b64(settings: SiteSettings) -> Said:
@@ -146,31 +100,7 @@ def counters_b64(settings: SiteSettings) -> Said:
         "slower_b64": percent(1 - float(d.speedup)),
         "speedup_b64": speedup_at(d.speedup, concurrency=64),
     }
-    return claim("counters_b64", verdict(d.speedup), values, COUNTERS_B64)
-
-
-ENGINES_LEVEL = {
-    "less": "Under it the default scenario gives {v1} at one sequence rather than {i1}, and {v64} at 64 sequences "
-    "rather than {i64};",
-    "more": "Under it the default scenario gives {v1} at one sequence against {i1} in the ideal model, and {v64} at "
-    "64 sequences against {i64};",
-}
-ENGINES_STOP = {
-    "earlier": "the draft model stops gaining from {stop_vllm} sequences, against {stop_ideal} in the ideal model.",
-    "same": "the draft model stops gaining from {stop_vllm} sequences, as in the ideal model.",
-    "later": "the draft model stops gaining from {stop_vllm} sequences, later than the {stop_ideal} of the ideal "
-    "model, because a real engine's fixed costs weigh on plain decoding too.",
-    "never": "under both, the draft model gains at every rung.",
-    "vllm_never": "under the profile the draft model gains at every rung, where the ideal model stops from "
-    "{stop_ideal}.",
-    "ideal_never": "the draft model stops gaining from {stop_vllm} sequences under the profile, where the ideal "
-    "model gains at every rung.",
-}
-ENGINES_VERDICT = {
-    "same_story:less": "The story is the same, with a smaller margin.",
-    "same_story:more": "The story is the same, with a wider margin at one sequence.",
-    "different": "",
-}
+    return claim("counters_b64", verdict(d.speedup), values)
 
 
 def engines(settings: SiteSettings) -> Said:
@@ -193,7 +123,7 @@ def engines(settings: SiteSettings) -> Said:
     level = "less" if v[0] < i[0] else "more"
     gains = verdict(v[0]) == verdict(i[0]) == "faster" and (sv is None) == (si is None)
     story = f"same_story:{level}" if gains else "different"
-    facets = [("level", level, ENGINES_LEVEL), ("stop", order, ENGINES_STOP), ("story", story, ENGINES_VERDICT)]
+    facets = [("level", level), ("stop", order), ("story", story)]
     return composed("engines", facets, values)
 
 

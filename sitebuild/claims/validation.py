@@ -18,47 +18,13 @@ from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary, load_measurements
 
-IDEAL_OPTIMISTIC = {
-    "optimistic": "The ideal model is too optimistic: it predicts a larger speedup than measured on {over} of the "
-    "{rows} rows, because it charges nothing for launching a pass, which a real engine pays whether the pass "
-    "is long or short.",
-    "mixed": "The ideal model errs both ways: it predicts a larger speedup than measured on {over} of the {rows} rows.",
-}
-
 
 def ideal_optimistic(settings: SiteSettings) -> Said:
     """On how many one-GPU rows the ideal model predicts more than was measured."""
     data = validation(settings, load_measurements(MEASUREMENTS))
     over = int((data["ideal_error"] > 0).sum())
     values = {"over": plain(over, 0), "rows": plain(len(data), 0)}
-    return claim("ideal_optimistic", "optimistic" if over >= 0.75 * len(data) else "mixed", values, IDEAL_OPTIMISTIC)
-
-
-SMALL_BATCH_FIT = {
-    "optimistic": "Fitted on one and sixteen requests, the profile predicts too large a gain at 64 and 128 "
-    "({mean} on average over those rows).",
-    "pessimistic": "Fitted on one and sixteen requests, the profile predicts too small a gain at 64 and 128 "
-    "({mean} on average over those rows).",
-    "both_ways": "Fitted on one and sixteen requests, the profile errs both ways at 64 and 128 ({mean} on average "
-    "over those rows), so the shape of the fall with load carries from small batches to large ones.",
-}
-
-
-SMALL_BATCH_OVERLAP = {
-    "bound": "Those two batches cannot pin the overlap of memory and arithmetic: fitted on them alone, its "
-    "exponent runs to the bound of the search ({overlap}), the roofline's plain maximum, where the full fit "
-    "puts it at {full_overlap}.",
-    "inside": "Fitted on those two batches alone, the overlap exponent comes out at {overlap} (the full fit: "
-    "{full_overlap}).",
-}
-
-
-SMALL_BATCH_PREFILL = {
-    "better": "With the prefill spread evenly over every pass instead (no token budget), the same split misses "
-    "by {even_median} at the median, {even_mean} on average.",
-    "worse": "With the prefill spread evenly over every pass instead (no token budget), the same split would do "
-    "better: {even_median} at the median, {even_mean} on average.",
-}
+    return claim("ideal_optimistic", "optimistic" if over >= 0.75 * len(data) else "mixed", values)
 
 
 def small_batch_fit(settings: SiteSettings) -> Said:
@@ -75,23 +41,9 @@ def small_batch_fit(settings: SiteSettings) -> Said:
               "even_median": percent(float(np.median(np.abs(even))), 1),
               "even_mean": percent(float(even.mean()), 1, signed=True)}  # fmt: skip
     better = "better" if np.median(np.abs(errors)) < np.median(np.abs(even)) else "worse"
-    facets = [("bias", bias, SMALL_BATCH_FIT), ("prefill", better, SMALL_BATCH_PREFILL),
-              ("overlap", bound, SMALL_BATCH_OVERLAP)]  # fmt: skip
+    facets = [("bias", bias), ("prefill", better),
+              ("bound", bound)]  # fmt: skip
     return composed("small_batch_fit", facets, values)
-
-
-FIDELITY_TARGETS = {
-    "met:met": "Every accuracy target is met: held out and in sample.",
-    "met:missed": "The held-out accuracy targets are met (leave one source out and leave one source and "
-    "workload out at a median of at most {loso}, small to large at most {small}); the in-sample ones (a median "
-    "of at most {inside}, a 90th percentile of at most {inside_p90}) are not, for the reasons under *Where it "
-    "still misses* below.",
-    "missed:met": "The in-sample accuracy targets are met, but not every held-out one (leave one source out "
-    "and leave one source and workload out at a median of at most {loso}, small to large at most {small}).",
-    "missed:missed": "Neither the held-out accuracy targets (leave one source out and leave one source and "
-    "workload out at a median of at most {loso}, small to large at most {small}) nor the in-sample ones are "
-    "all met.",
-}
 
 
 def fidelity_targets(settings: SiteSettings) -> Said:
@@ -110,18 +62,7 @@ def fidelity_targets(settings: SiteSettings) -> Said:
         "inside": percent(targets["in_sample"]["median"], 0),
         "inside_p90": percent(targets["in_sample"]["p90"], 0),
     }
-    return claim("fidelity_targets", outcome, values, FIDELITY_TARGETS)
-
-
-DATASET_LOW = {
-    "all_under": "on {low} the heads run faster than predicted at every batch ({low_from} to {low_to}),",
-    "mixed": "on {low} the heads' errors run from {low_from} to {low_to},",
-}
-DATASET_HIGH = {
-    "all_over": "and on {high}, with prompts of {high_prompt} tokens, slower at every batch ({high_from} to "
-    "{high_to}).",
-    "mixed": "and on {high}, with prompts of {high_prompt} tokens, from {high_from} to {high_to}.",
-}
+    return claim("fidelity_targets", outcome, values)
 
 
 def dataset_spread(settings: SiteSettings) -> Said:
@@ -140,36 +81,12 @@ def dataset_spread(settings: SiteSettings) -> Said:
         "high_to": percent(hi.max(), 0, signed=True),
         "high_prompt": plain(int(heads[heads["dataset"] == high]["prompt_tokens"].iloc[0]), 0),
     }  # fmt: skip
-    facets = [("fastest", "all_under" if lo.max() < 0 else "mixed", DATASET_LOW),
-              ("slowest", "all_over" if hi.min() > 0 else "mixed", DATASET_HIGH)]  # fmt: skip
+    facets = [("fastest", "all_under" if lo.max() < 0 else "mixed"),
+              ("slowest", "all_over" if hi.min() > 0 else "mixed")]  # fmt: skip
     return composed("dataset_spread", facets, values)
 
 
 SPLIT_NAMES = {"leave_one_source_out": "leaving one source out", "small_to_large": "the small batches' fit"}
-TRADEOFF_WORDS = {
-    "narrow": "No width in the table meets every target. The in-sample targets are met from a width of "
-    "{first_in} ({in_median} at the median, {in_p90} at the 90th percentile), where {missed} misses "
-    "({missed_median} at the median); at {below} and narrower it is the other way round. Between the two, a "
-    "bisection finds widths between about {band_low} and {band_high} at which every target is met, but only just: at "
-    "{band_middle} the closest target is met with {band_margin} percentage points to spare. A width picked in that "
-    "band would be picked by looking at the held-out errors, which would then no longer be held out. Fitted "
-    "freely, EAGLE-3's step comes out at {free_h3} ms against {free_h} ms for the other heads, a gap with no "
-    "cited cause whose size the two sources disagree on. So the profile keeps one step time for every head.",
-    "apart": "No width in the table meets every target, and a bisection between {below} and {first_in} finds "
-    "none that meets every target by {guard} percentage points or more. The in-sample targets are met from a "
-    "width of {first_in} ({in_median} at the median, {in_p90} "
-    "at the 90th percentile), where {missed} misses ({missed_median} at the median); at {below} and narrower it "
-    "is the other way round. Fitted freely, EAGLE-3's step comes out at {free_h3} ms against {free_h} ms for the "
-    "other heads. So the profile keeps one step time for every head.",
-    "apart_mixed": "No width in the table meets every target. The in-sample targets are first met at a width of "
-    "{first_in} ({in_median} at the median, {in_p90} at the 90th percentile), where {missed} misses "
-    "({missed_median} at the median). Fitted freely, EAGLE-3's step comes out at {free_h3} ms against {free_h} ms "
-    "for the other heads. So the profile keeps one step time for every head.",
-    "never": "No width tried meets the in-sample targets (the best: {best_median} at the median, {best_p90} at "
-    "the 90th percentile), so the profile keeps one step time for every head.",
-    "together": "At a width of {together} every target is met (in sample {in_median} / {in_p90}, leaving one "
-    "source out {loso}): the profile should take that step time.",
-}
 
 
 def eagle3_tradeoff(settings: SiteSettings) -> Said:
@@ -186,12 +103,12 @@ def eagle3_tradeoff(settings: SiteSettings) -> Said:
         values = {"together": name(label(r.width)), "in_median": percent(r.errors["in_sample"][0], 1),
                   "in_p90": percent(r.errors["in_sample"][1], 1),
                   "loso": percent(r.errors["leave_one_source_out"][0], 1)}  # fmt: skip
-        return claim("eagle3_tradeoff", "together", values, TRADEOFF_WORDS)
+        return claim("eagle3_tradeoff", "together", values)
     if not inside:
         best = min(results, key=lambda r: r.errors["in_sample"][:2])
         values = {"best_median": percent(best.errors["in_sample"][0], 1),
                   "best_p90": percent(best.errors["in_sample"][1], 1)}  # fmt: skip
-        return claim("eagle3_tradeoff", "never", values, TRADEOFF_WORDS)
+        return claim("eagle3_tradeoff", "never", values)
     first = inside[0]
     missed = next(s for s in held if not first.met(s))
     index = results.index(first)
@@ -207,27 +124,12 @@ def eagle3_tradeoff(settings: SiteSettings) -> Said:
         "guard": plain(engine_tradeoff.BAND_MARGIN * 100),
     }  # fmt: skip
     if not (narrower_held and wider_inside):
-        return claim("eagle3_tradeoff", "apart_mixed", values, TRADEOFF_WORDS)
+        return claim("eagle3_tradeoff", "apart_mixed", values)
     if found is None:
-        return claim("eagle3_tradeoff", "apart", values, TRADEOFF_WORDS)
+        return claim("eagle3_tradeoff", "apart", values)
     values |= {"band_low": plain(found.low), "band_high": plain(found.high), "band_middle": plain(found.middle, 3),
                "band_margin": plain(found.margin * 100)}  # fmt: skip
-    return claim("eagle3_tradeoff", "narrow", values, TRADEOFF_WORDS)
-
-
-MULTIGPU_TAILS = {
-    "close:apart": "The two engines' medians are close ({ideal_median} and {vllm_median}), their tails are not.",
-    "apart:apart": "The two engines differ at the median ({ideal_median} against {vllm_median}) and in the tail.",
-    "apart:close": "The two engines differ at the median ({ideal_median} against {vllm_median}) but not in the tail.",
-    "close:close": "The two engines' errors are alike, at the median ({ideal_median} and {vllm_median}) and in the "
-    "tail.",
-}
-MULTIGPU_WORST = {
-    "loss_not_measured": "The `vllm` profile predicts every held-out row within {vllm_max}; the ideal model misses "
-    "by up to {ideal_max}, worst on {worst}, where it predicts a loss the server did not measure.",
-    "other": "The `vllm` profile predicts every held-out row within {vllm_max}; the ideal model misses by up to "
-    "{ideal_max}, worst on {worst}.",
-}
+    return claim("eagle3_tradeoff", "narrow", values)
 
 
 def multigpu_tails(settings: SiteSettings) -> Said:
@@ -248,35 +150,9 @@ def multigpu_tails(settings: SiteSettings) -> Said:
         "vllm_max": percent(tails[1], 1),
         "worst": name(f"{drafter_label(str(worst['method']))} at {int(worst['batch'])} requests"),
     }
-    facets = [("medians and tails", f"{median}:{tail}", MULTIGPU_TAILS),
-              ("worst row", "loss_not_measured" if predicted_loss else "other", MULTIGPU_WORST)]  # fmt: skip
+    facets = [("medians_and_tails", f"{median}:{tail}"),
+              ("worst_row", "loss_not_measured" if predicted_loss else "other")]  # fmt: skip
     return composed("multigpu_tails", facets, values)
-
-
-MEMORY_T0 = {
-    "rises": "Refitted with the memory efficiency set from {eta_low} to {eta_high}, the fixed time per target pass "
-    "rises from {t0_low} ms to {t0_high} ms.",
-    "uneven": "Refitted with the memory efficiency set from {eta_low} to {eta_high}, the fixed time per target pass "
-    "goes from {t0_low} ms to {t0_high} ms, not in one direction.",
-}
-MEMORY_IN_SAMPLE = {
-    "flat": "In sample every value fits about as well (a median error between {in_low} and {in_high}): the rows "
-    "cannot pin the memory efficiency, so the fixed time per pass is what the 7.07 ms plain step leaves over a "
-    "roofline at the assumed one, not a measured overhead of vLLM.",
-    "moves": "In sample the median error moves from {in_low} to {in_high}.",
-}
-MEMORY_HELD = {
-    "profile_best": "Held out, the profile's {eta_profile} does best of the values tried: its worst held-out median "
-    "is {held_profile}, against up to {held_worst}.",
-    "other_best": "Held out, the errors move more: the worst of the held-out medians is {held_best} at "
-    "{eta_best}, {held_worst} at {eta_worst} and {held_profile} at the profile's {eta_profile}. Taking the value "
-    "these errors favour would make them no longer held out, so the profile keeps the article's; a bandwidth "
-    "measured on the card, independently of these rows, is what could replace it.",
-}
-MEMORY_IDENTIFIABLE = {
-    "tight": "",
-    "loose": "At {loose_etas} a fitted constant's standard error exceeds half its value: the rows no longer pin it.",
-}
 
 
 def memory_sensitivity(settings: SiteSettings) -> Said:
@@ -300,20 +176,12 @@ def memory_sensitivity(settings: SiteSettings) -> Said:
         "loose_etas": phrase(", ".join(f"{r.efficiency:.2f}" for r in loose)),
     }  # fmt: skip
     facets = [
-        ("fixed time", "rises" if all(b > a for a, b in zip(t0, t0[1:])) else "uneven", MEMORY_T0),
-        ("in sample", "flat" if max(inside) - min(inside) < 0.01 else "moves", MEMORY_IN_SAMPLE),
-        ("held out", "profile_best" if best is profile else "other_best", MEMORY_HELD),
-        ("identifiable", "loose" if loose else "tight", MEMORY_IDENTIFIABLE),
+        ("fixed_time", "rises" if all(b > a for a, b in zip(t0, t0[1:])) else "uneven"),
+        ("in_sample", "flat" if max(inside) - min(inside) < 0.01 else "moves"),
+        ("held_out", "profile_best" if best is profile else "other_best"),
+        ("identifiable", "loose" if loose else "tight"),
     ]
     return composed("memory_sensitivity", facets, values)
-
-
-ELSEWHERE_WORDS = {
-    "vllm_closer": "On each of the {rows} rows the `vllm` profile comes closer than the ideal roofline: its "
-    "errors run from {vllm_low} to {vllm_high}, the ideal model's from {ideal_low} to {ideal_high}.",
-    "mixed": "The `vllm` profile is not closer than the ideal roofline on every row: its errors run from "
-    "{vllm_low} to {vllm_high}, the ideal model's from {ideal_low} to {ideal_high}.",
-}
 
 
 def elsewhere(settings: SiteSettings) -> Said:
@@ -325,7 +193,7 @@ def elsewhere(settings: SiteSettings) -> Said:
               "vllm_high": percent(vllm.max(), 1, signed=True), "ideal_low": percent(ideal.min(), 1, signed=True),
               "ideal_high": percent(ideal.max(), 1, signed=True)}  # fmt: skip
     closer = bool(np.all(np.abs(vllm) < np.abs(ideal)))
-    return claim("elsewhere", "vllm_closer" if closer else "mixed", values, ELSEWHERE_WORDS)
+    return claim("elsewhere", "vllm_closer" if closer else "mixed", values)
 
 
 CLAIMS = (

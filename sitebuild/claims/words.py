@@ -12,18 +12,6 @@ from sitebuild.numbers.text import Number, plain
 from specmodel import formatting
 from specmodel.model.timing import TIME_PARTS
 
-#: How the prose names each part of a step's time (:data:`specmodel.model.timing.TIME_PARTS`).
-PART_WORDS = {
-    "target_weights": "reading the target's weights",
-    "target_kv": "reading the target's cache",
-    "target_arithmetic": "the target's arithmetic that memory traffic no longer hides",
-    "draft_weights": "reading the drafter's weights",
-    "draft_kv": "reading the drafter's cache",
-    "draft_arithmetic": "the drafter's arithmetic",
-    "communication": "all-reduces between the GPUs",
-    "engine_fixed": "the engine's fixed costs",
-}
-
 _COUNT = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
