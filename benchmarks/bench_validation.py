@@ -1,12 +1,12 @@
 """Benchmark: the model against public measurements of vLLM.
 
-Held out first (:mod:`sitebuild.engine_fit`): the vllm profile refitted without the rows it
+Held out first (:mod:`sitebuild.public_fit`): the vllm profile refitted without the rows it
 predicts: leave one (source, workload) out, leave one source out, fit on batch <= 16
 predicting 64 and 128; then in sample; with each fitted constant's relative standard error
 and their correlations; then what a step time of EAGLE-3's own would trade, held near the
 other heads' by a prior of each width (:mod:`sitebuild.engine_tradeoff`); then the profile
 refitted at other memory efficiencies (:mod:`sitebuild.memory_sensitivity`). Targets
-(``sitebuild.fit_targets.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
+(``sitebuild.public_fit.TARGETS``): leave-one-source-out and leave-one-(source, workload)-out
 median <= 7%, small-to-large median <= 8%, in sample median <= 6% and p90 <= 15%; no
 relative SE above 50%, no |correlation| above 0.9.
 
@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild.engine_fit import fit, held_out, identifiability
 from sitebuild.engine_tradeoff import SPLITS, band, tradeoffs, width_label
-from sitebuild.fit_targets import IDENTIFIABLE
-from sitebuild.fit_targets import TARGETS as HELD_OUT_TARGETS
 from sitebuild.memory_sensitivity import refits
+from sitebuild.public_fit import IDENTIFIABLE, fit, held_out, identifiability
+from sitebuild.public_fit import TARGETS as HELD_OUT_TARGETS
 from specmodel.acceptance_fit import fit_series, held_out_errors
 from specmodel.measurements import (
     MEASUREMENTS_FILE,

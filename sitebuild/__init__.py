@@ -1,5 +1,6 @@
-"""The article site's build layer: figure data, drawing, prose numbers, and file output.
+"""The article site's build layer: figures and tables, prose numbers, and file output.
 
-``figures_data`` computes (calls the model), ``figures`` draws (Plotly, no model calls),
-``numbers`` and ``tables`` compute what the prose and pages quote, ``build`` writes files.
+``figures`` holds each figure's data (calls the model), drawing (Plotly, no model calls),
+caption and tables, one module per page or section; ``numbers`` and ``claims`` compute what
+the prose quotes, ``tables`` the model page's reference tables, ``build`` writes files.
 """

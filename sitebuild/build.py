@@ -18,13 +18,13 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
-from sitebuild import deployment, tables, tables_engines
-from sitebuild import figures_data as data
-from sitebuild import figures_data_multigpu as data_multigpu
+from sitebuild import deployment, tables
 from sitebuild.claims import article_claims
 from sitebuild.config import SiteSettings, load_site_settings
-from sitebuild.figure_specs import FIGURES, FigureSpec
+from sitebuild.figures import acceptance, beyond, cards, costs, engines, ladders, timing
+from sitebuild.figures.spec import FigureSpec
 from sitebuild.fit_records import read_sensitivity, read_tradeoff
+from sitebuild.notation import notation_table
 from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, named, run_build, tidy, write_tree
 from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, ROOT
@@ -41,6 +41,17 @@ from specmodel.progress import progress
 #: relative to the page that shows the figure.
 FIGDATA = "generated/figdata/"
 
+#: Every figure of the site, each module's in its order (:mod:`sitebuild.figures`).
+FIGURES: tuple[FigureSpec, ...] = (
+    *ladders.FIGURES,
+    *timing.FIGURES,
+    *costs.FIGURES,
+    *acceptance.FIGURES,
+    *engines.FIGURES,
+    *cards.FIGURES,
+    *beyond.FIGURES,
+)
+
 
 def reserved_style(fig: go.Figure) -> str:
     """The figure's size known before it is drawn, as CSS custom properties (extra.css reserves
@@ -49,9 +60,11 @@ def reserved_style(fig: go.Figure) -> str:
     height = fig.layout.height
     narrow = ((fig.layout.meta or {}).get("narrow") or {}).get("layout", {}).get("height")
     controls = len(fig.layout.sliders or ()) + len(fig.layout.updatemenus or ())
-    parts = [f"--specfig-height:{height}px" if height else "",
-             f"--specfig-narrow-height:{narrow}px" if narrow else "",
-             f"--specfig-controls:{controls}" if controls else ""]  # fmt: skip
+    parts = [
+        f"--specfig-height:{height}px" if height else "",
+        f"--specfig-narrow-height:{narrow}px" if narrow else "",
+        f"--specfig-controls:{controls}" if controls else "",
+    ]
     return ";".join(p for p in parts if p)
 
 
@@ -276,26 +289,27 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     files["tables/constants.md"] = tables.constants(settings) + "\n"
     files["tables/hardware.md"] = tables.hardware() + "\n"
     files["tables/models.md"] = tables.models() + "\n"
-    files["tables/footprint.md"] = tables.footprint(settings) + "\n"
-    files["tables/heads.md"] = tables.heads(data.head_costs(settings)) + "\n"
-    files["tables/capacity.md"] = tables.capacity(settings) + "\n"
-    files["tables/hardware-capacity.md"] = tables.hardware_capacity(settings, data.COMPARED_HARDWARE) + "\n"
-    files["tables/engines.md"] = tables_engines.engines(settings) + "\n"
+    files["tables/notation.md"] = notation_table() + "\n"
+    files["tables/footprint.md"] = costs.footprint_table(settings) + "\n"
+    files["tables/heads.md"] = costs.heads_table(costs.head_costs(settings)) + "\n"
+    files["tables/capacity.md"] = costs.capacity_table(settings) + "\n"
+    files["tables/hardware-capacity.md"] = cards.hardware_capacity_table(settings, cards.COMPARED_HARDWARE) + "\n"
+    files["tables/engines.md"] = engines.engines_table(settings) + "\n"
     files["tables/validation.md"] = (
-        tables_engines.validation(data.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
+        engines.validation_table(engines.validation(settings, load_measurements(MEASUREMENTS))) + "\n"
     )
     files["tables/validation-elsewhere.md"] = (
-        tables_engines.validation(data.validation(settings, load_measurements(ELSEWHERE))) + "\n"
+        engines.validation_table(engines.validation(settings, load_measurements(ELSEWHERE))) + "\n"
     )
     files["tables/eagle3-tradeoff.md"] = (
-        tables_engines.eagle3_tradeoff(read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS)[0]) + "\n"
+        engines.eagle3_tradeoff_table(read_tradeoff(EAGLE3_TRADEOFF, MEASUREMENTS)[0]) + "\n"
     )
     own_efficiency = settings.engines["vllm"].memory_efficiency_or(settings.constants.MEMORY_EFFICIENCY)
     sensitivity = read_sensitivity(MEMORY_SENSITIVITY, MEASUREMENTS)
-    files["tables/memory-sensitivity.md"] = tables_engines.memory_sensitivity(sensitivity, own_efficiency) + "\n"
-    multigpu = data_multigpu.multigpu_validation(settings)
-    files["tables/multigpu-series.md"] = tables_engines.multigpu_series(multigpu) + "\n"
-    files["tables/multigpu-validation.md"] = tables_engines.multigpu_validation(multigpu) + "\n"
+    files["tables/memory-sensitivity.md"] = engines.memory_sensitivity_table(sensitivity, own_efficiency) + "\n"
+    multigpu = beyond.multigpu_validation(settings)
+    files["tables/multigpu-series.md"] = beyond.multigpu_series_table(multigpu) + "\n"
+    files["tables/multigpu-validation.md"] = beyond.multigpu_validation_table(multigpu) + "\n"
     what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"

@@ -12,8 +12,8 @@ for the longest of them in a target's context window is refused before anything 
 
 from __future__ import annotations
 
-from sitebuild import figures_data_multigpu as multi
 from sitebuild.config import SiteSettings
+from sitebuild.figures import beyond as multi
 from specmodel.errors import SpecModelError
 from specmodel.model.evaluate import evaluate
 from specmodel.model.layout import allowed_tensor_parallel

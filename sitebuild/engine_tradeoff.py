@@ -1,13 +1,13 @@
 """What a step time of EAGLE-3's own would buy the ``vllm`` profile, and what it would cost.
 
 The profile gives every draft head one fixed step time ``t_h``. Both sources, fitted alone, ask
-for EAGLE-3's step to take longer (:func:`sitebuild.engine_fit.eagle3_step_by_source`), by
+for EAGLE-3's step to take longer (:func:`sitebuild.public_fit.eagle3_step_by_source`), by
 amounts that differ severalfold. This module asks the question in between: a fifth constant
 ``t_h3`` (``fused_head_pass_s``) held near ``t_h`` by a prior of width ``w`` in log units,
 that is the residual ``log(t_h3 / t_h) / w`` appended to the fit's (a ridge on the log ratio;
 ``w = 0`` is the profile, one step time for every head; ``w = inf`` leaves ``t_h3`` free).
 Each width is judged as the profile is: in sample, leaving one source out, and fitting on
-batch <= 16 to predict 64 and 128 (:data:`sitebuild.fit_targets.TARGETS`). If some width met
+batch <= 16 to predict 64 and 128 (:data:`sitebuild.public_fit.TARGETS`). If some width met
 every target, the profile should take it; the validation page says which widths meet which,
 and :func:`band` looks between the two table widths where the in-sample targets start to hold
 for widths that meet every target, and how close they come.
@@ -23,7 +23,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from sitebuild import engine_fit, fit_targets
+from sitebuild import public_fit
 from specmodel.measurements import Measurement, error_summary
 
 #: The prior widths tried, in log units (0: no term of its own; inf: no prior).
@@ -32,7 +32,7 @@ WIDTHS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
 #: which a band's middle must meet every target to count: a band met by less stands or falls
 #: with the last digits a machine leaves in the fit.
 BAND_MARGIN = 5e-4
-#: The split each target belongs to, as :func:`sitebuild.fit_targets.met` reads it.
+#: The split each target belongs to, as :func:`sitebuild.public_fit.met` reads it.
 SPLITS = ("in_sample", "leave_one_source_out", "small_to_large")
 
 
@@ -48,7 +48,7 @@ class Tradeoff:
 
     def met(self, split: str) -> bool:
         """Whether this width meets ``split``'s targets."""
-        return fit_targets.met(split, self.errors[split])
+        return public_fit.met(split, self.errors[split])
 
 
 def _summary(errors: np.ndarray) -> tuple[float, float, float]:
@@ -56,11 +56,11 @@ def _summary(errors: np.ndarray) -> tuple[float, float, float]:
     return (s["median"], s["p90"], s["max"])
 
 
-def _setup(width: float) -> tuple[Sequence[str], engine_fit.Shrink | None]:
+def _setup(width: float) -> tuple[Sequence[str], public_fit.Shrink | None]:
     """The constants fitted and the prior at ``width``."""
     if width == 0.0:
-        return engine_fit.FITTED, None
-    names = (*engine_fit.FITTED, "fused_head_pass_s")
+        return public_fit.FITTED, None
+    names = (*public_fit.FITTED, "fused_head_pass_s")
     return names, None if math.isinf(width) else ("fused_head_pass_s", "head_pass_s", width)
 
 
@@ -68,17 +68,17 @@ def split_errors(rows: list[Measurement], width: float, split: str) -> np.ndarra
     """``predicted / measured - 1`` of ``split`` (one of :data:`SPLITS`) at ``width``."""
     names, shrink = _setup(width)
     if split == "in_sample":
-        return engine_fit.fit(rows, names, shrink=shrink).errors
+        return public_fit.fit(rows, names, shrink=shrink).errors
     if split == "leave_one_source_out":
-        return engine_fit.group_out(rows, attrgetter("source_name"), names, shrink)
-    return engine_fit.small_to_large_fit(rows, names, shrink=shrink)[1]
+        return public_fit.group_out(rows, attrgetter("source_name"), names, shrink)
+    return public_fit.small_to_large_fit(rows, names, shrink=shrink)[1]
 
 
 def tradeoff(rows: list[Measurement], width: float) -> Tradeoff:
     """The fit with EAGLE-3's step time held near the head's by a prior of ``width``, and its
     errors in sample, leaving one source out and from small batches to large."""
     names, shrink = _setup(width)
-    values = engine_fit.fit(rows, names, shrink=shrink).values  # the in-sample split's own fit
+    values = public_fit.fit(rows, names, shrink=shrink).values  # the in-sample split's own fit
     errors = {split: _summary(split_errors(rows, width, split)) for split in SPLITS}
     head = values["head_pass_s"]
     return Tradeoff(width, head, values.get("fused_head_pass_s", head), errors)
@@ -96,7 +96,7 @@ def boundary(rows: list[Measurement], split: str, met_at: float, missed_at: floa
     crossing between the two assumed)."""
     while abs(met_at - missed_at) > tolerance:
         middle = 0.5 * (met_at + missed_at)
-        if fit_targets.met(split, _summary(split_errors(rows, middle, split))):
+        if public_fit.met(split, _summary(split_errors(rows, middle, split))):
             met_at = middle
         else:
             missed_at = middle
@@ -140,7 +140,7 @@ def band(rows: tuple[Measurement, ...], widths: tuple[float, ...] = WIDTHS) -> B
 
 def margin(result: Tradeoff) -> float:
     """The smallest ``target - error`` over every target of :data:`SPLITS` (negative: missed)."""
-    return min(fit_targets.slack(s, result.errors[s]) for s in SPLITS)
+    return min(public_fit.slack(s, result.errors[s]) for s in SPLITS)
 
 
 def width_label(width: float) -> str:

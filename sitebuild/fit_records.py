@@ -1,8 +1,10 @@
 """What ``make fit`` records beside the profile for the site to read: the EAGLE-3 trade-off
 (:mod:`sitebuild.engine_tradeoff`) in ``sitebuild/data/eagle3-tradeoff.json``, the refits at
 other memory efficiencies (:mod:`sitebuild.memory_sensitivity`) in
-``sitebuild/data/memory-sensitivity.json``, and the small-batch fit and each source's own
-EAGLE-3 step (:mod:`sitebuild.engine_fit`) in ``sitebuild/data/subset-fits.json``. The fits
+``sitebuild/data/memory-sensitivity.json``, the small-batch fit and each source's own
+EAGLE-3 step (:mod:`sitebuild.public_fit`) in ``sitebuild/data/subset-fits.json``, and each
+public series calibrated from its small batches (:mod:`sitebuild.server_calibration`) in
+``sitebuild/data/server-calibration.json``. The fits
 take seconds to minutes, so the site reads the records and never fits, as it reads the
 profile's held-out errors from ``engines.toml``; ``python tools/fit_engine.py --check`` and the tests check that each
 record is what a fresh computation gives. Each record carries the checksum of the
@@ -18,10 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sitebuild.engine_fit import SmallBatch
+import numpy as np
+
 from sitebuild.engine_tradeoff import Band, Tradeoff
 from sitebuild.memory_sensitivity import Refit
+from sitebuild.public_fit import SmallBatch
+from sitebuild.server_calibration import SeriesResult, series_indices
 from specmodel.errors import SpecModelError
+from specmodel.measurements import load_measurements
 
 DIGITS = 6  #: significant digits recorded
 
@@ -38,22 +44,29 @@ def _read_triples(errors: dict[str, list[float]]) -> dict[str, tuple[float, floa
     return {s: (float(e[0]), float(e[1]), float(e[2])) for s, e in errors.items()}
 
 
-def _dump(data: dict[str, Any], measurements: Path) -> str:
+def _checksum(measurements: Path | Sequence[Path]) -> str:
+    """The SHA-256 of the measurement file, or of several files' bytes one after another."""
+    files = [measurements] if isinstance(measurements, Path) else list(measurements)
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
+
+
+def _dump(data: dict[str, Any], measurements: Path | Sequence[Path]) -> str:
     """A record as JSON text with the measurements' checksum (sorted keys, no NaN:
     byte-identical for identical inputs)."""
-    data = {"measurements_sha256": hashlib.sha256(measurements.read_bytes()).hexdigest(), **data}
+    data = {"measurements_sha256": _checksum(measurements), **data}
     return json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
-def _load(path: Path, measurements: Path) -> dict[str, Any]:
+def _load(path: Path, measurements: Path | Sequence[Path]) -> dict[str, Any]:
     """A record's data; :class:`SpecModelError` if it is missing or was computed on other
     measurements than ``measurements`` (then ``make fit`` redoes it)."""
     redo = "run python tools/fit_engine.py (make fit) to redo it"
     if not path.is_file():
         raise SpecModelError(f"{path.name} is missing: {redo}")
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("measurements_sha256") != hashlib.sha256(measurements.read_bytes()).hexdigest():
-        raise SpecModelError(f"{path.name} was computed on other measurements than {measurements.name}: {redo}")
+    if data.get("measurements_sha256") != _checksum(measurements):
+        names = measurements.name if isinstance(measurements, Path) else ", ".join(m.name for m in measurements)
+        raise SpecModelError(f"{path.name} was computed on other measurements than {names}: {redo}")
     return data
 
 
@@ -146,6 +159,46 @@ def same_values(a: Any, b: Any, tolerance: float = 1e-4, absolute: float = 1e-12
     if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
         return math.isclose(a, b, rel_tol=tolerance, abs_tol=absolute)
     return bool(a == b)
+
+
+def calibration_text(results: dict[str, list[SeriesResult]], files: Sequence[Path]) -> str:
+    """The record of every public series calibrated from its small batches, by measurement file
+    (``files``' names; the results in the order of
+    :func:`sitebuild.server_calibration.series_indices`): its rows (indices in the file), the
+    constants the fit set (name and value, in the fit's order) and the large batches' errors
+    under the calibrated and the public profile."""
+    by_file = {}
+    for path in files:
+        groups = series_indices(load_measurements(path))
+        by_file[path.name] = [
+            {
+                "rows": g,
+                "fitted": [[k, _round(v)] for k, v in r.fitted.items()],
+                "fitted_errors": [_round(e) for e in r.fitted_errors],
+                "public_errors": [_round(e) for e in r.public_errors],
+            }
+            for g, r in zip(groups, results[path.name], strict=True)
+        ]
+    return _dump({"series": by_file}, files)
+
+
+def read_calibration(path: Path, files: Sequence[Path]) -> dict[str, list[SeriesResult]]:
+    """The recorded calibrations by measurement file name (:func:`_load`'s refusals), each
+    series with its rows as the file holds them."""
+    data = _load(path, files)["series"]
+    out = {}
+    for f in files:
+        rows = load_measurements(f)
+        out[f.name] = [
+            SeriesResult(
+                [rows[i] for i in s["rows"]],
+                np.array(s["fitted_errors"], dtype=float),
+                np.array(s["public_errors"], dtype=float),
+                {k: float(v) for k, v in s["fitted"]},
+            )
+            for s in data[f.name]
+        ]
+    return out
 
 
 #: How each held-out split reads in the README's table.

@@ -18,6 +18,9 @@ MEMORY_SENSITIVITY = Path(__file__).resolve().parent / "data" / "memory-sensitiv
 #: The fits on a subset of the rows the validation page quotes (the small-batch fit, each source's
 #: own EAGLE-3 step), as ``make fit`` records them; a test checks they are a fresh computation's.
 SUBSET_FITS = Path(__file__).resolve().parent / "data" / "subset-fits.json"
+#: Every public series calibrated from its small batches as ``fit-engine`` would calibrate it
+#: (sitebuild/server_calibration.py), as ``make fit`` records it; a test checks it is a fresh computation's.
+SERVER_CALIBRATION = Path(__file__).resolve().parent / "data" / "server-calibration.json"
 #: Public measurements found elsewhere than in that file, shown on the validation page as held
 #: out and never fitted (nothing that fits reads this file; tests/test_elsewhere.py checks it).
 ELSEWHERE = Path(__file__).resolve().parent / "data" / "measurements-elsewhere.csv"

@@ -1,7 +1,7 @@
 """How well a server's own small-batch runs calibrate the model for its large batches: every
 series of the public measurements (one source, drafter, deployment and workload) measured at
 batch 1, 16, 64 and 128 is fitted from its batch 1 and 16 rows as ``specmodel fit-engine``
-fits (:func:`specmodel.engine_calibration.fit_profile`, starting from the settings' public
+fits (:func:`specmodel.engine_fit.fit_runs`, starting from the settings' public
 profile), and its batch 64 and 128 rows are predicted by the calibrated and by the public
 profile. Used by the site (the worked example and the validation page's summary) and by
 ``benchmarks/bench_calibrate_server.py``, so that both print the same numbers.
@@ -15,12 +15,19 @@ from pathlib import Path
 import numpy as np
 
 from specmodel.acceptance_fit import fit_mean_acceptance_length
-from specmodel.engine_calibration import fit_profile
-from specmodel.measurements import Measurement, load_measurements, predict, relative_errors
+from specmodel.engine_fit import fit_runs, held_out_errors
+from specmodel.measurements import (
+    MEASUREMENTS_FILE,
+    MULTIGPU_MEASUREMENTS_FILE,
+    Measurement,
+    load_measurements,
+)
 from specmodel.model.settings import Settings
 
 #: The batches the fit sees and those it predicts.
 SMALL, LARGE = (1, 16), (64, 128)
+#: The measurement files whose series are calibrated: one GPU, four GPUs.
+CALIBRATED_FILES = (MEASUREMENTS_FILE, MULTIGPU_MEASUREMENTS_FILE)
 
 
 @dataclass(frozen=True)
@@ -41,19 +48,24 @@ class SeriesResult:
                 f"tp{r.tensor_parallel} | {r.prompt_tokens}/{r.output_tokens}")  # fmt: skip
 
 
-def series(rows: list[Measurement], engine: str, settings: Settings) -> list[list[Measurement]]:
-    """The rows by source, drafter, deployment and workload, in file order, keeping the series
-    measured at every batch of :data:`SMALL` and :data:`LARGE`; where no acceptance was
-    published (the four-GPU source), the mean acceptance length fitted at batch 1 under the
-    public profile (:func:`specmodel.acceptance_fit.fit_mean_acceptance_length`), so that
-    batch 1 says nothing of the engine there and the fit rests on batch 16."""
-    groups: dict[tuple[object, ...], list[Measurement]] = {}
-    for r in rows:
+def series_indices(rows: list[Measurement]) -> list[list[int]]:
+    """The rows by source, drafter, deployment and workload (indices, in file order), keeping the
+    series measured at every batch of :data:`SMALL` and :data:`LARGE`."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, r in enumerate(rows):
         key = (r.source, r.method, r.num_speculative_tokens, r.target, r.hardware, r.tensor_parallel,
                r.prompt_tokens, r.output_tokens)  # fmt: skip
-        groups.setdefault(key, []).append(r)
+        groups.setdefault(key, []).append(i)
     wanted = set(SMALL + LARGE)
-    return [_with_acceptance(g, engine, settings) for g in groups.values() if wanted <= {r.batch for r in g}]
+    return [g for g in groups.values() if wanted <= {rows[i].batch for i in g}]
+
+
+def series(rows: list[Measurement], engine: str, settings: Settings) -> list[list[Measurement]]:
+    """The rows of each of :func:`series_indices`; where no acceptance was published (the
+    four-GPU source), the mean acceptance length fitted at batch 1 under the public profile
+    (:func:`specmodel.acceptance_fit.fit_mean_acceptance_length`), so that batch 1 says nothing
+    of the engine there and the fit rests on batch 16."""
+    return [_with_acceptance([rows[i] for i in g], engine, settings) for g in series_indices(rows)]
 
 
 def _with_acceptance(rows: list[Measurement], engine: str, settings: Settings) -> list[Measurement]:
@@ -65,14 +77,20 @@ def _with_acceptance(rows: list[Measurement], engine: str, settings: Settings) -
 
 
 def small_to_large(members: list[Measurement], engine: str, settings: Settings) -> SeriesResult:
-    """Fit ``engine``'s profile to the :data:`SMALL` rows, predict the :data:`LARGE` ones."""
-    small = [r for r in members if r.batch in SMALL]
-    large = [r for r in members if r.batch in LARGE]
-    fit = fit_profile(settings.engine(engine), small, [])
-    calibrated = settings.with_engine(fit.profile.model_copy(update={"key": engine}))
-    fitted = relative_errors(predict(large, engine, calibrated), large)
-    public = relative_errors(predict(large, engine, settings), large)
-    return SeriesResult(members, fitted, public, dict(fit.fitted))
+    """Fit ``engine``'s profile to the :data:`SMALL` rows, predict the :data:`LARGE` ones
+    (:func:`specmodel.engine_fit.held_out_errors`), and the public profile's errors on them."""
+    groups = [None if r.batch in SMALL else "large" if r.batch in LARGE else "neither" for r in members]
+    fitted: dict[str, float] = {}
+
+    def calibrated(rows: list[Measurement]) -> Settings:
+        fit = fit_runs(settings.engine(engine), [r for r in rows if r.batch in SMALL], [])
+        fitted.update(fit.fitted)
+        return settings.with_engine(fit.profile.model_copy(update={"key": engine}))
+
+    large = [g == "large" for g in groups if g is not None]
+    fitted_errors = held_out_errors(members, groups, calibrated, engine)[large]
+    public_errors = held_out_errors(members, groups, lambda rows: settings, engine)[large]
+    return SeriesResult(members, fitted_errors, public_errors, fitted)
 
 
 def all_series(files: list[Path], engine: str, settings: Settings) -> list[SeriesResult]:

@@ -98,8 +98,8 @@ def grid_mesh(
 
 
 def _tree_fields(tree_topk: int | None, verify_tokens: int | None, mesh: dict[str, np.ndarray]) -> dict[str, Any]:
-    """A tree for every scenario of a sweep: ``tree_topk`` K, and ``verify_tokens`` V cut at
-    each gamma to the ``K + (gamma - 1) K^2 + 1`` positions SGLang can draft
+    """A tree for every scenario of a sweep: ``tree_topk`` w, and ``verify_tokens`` Q_v cut at
+    each gamma to the ``w + (gamma - 1) w^2 + 1`` positions SGLang can draft
     (:func:`specmodel.model.trees.max_verify_tokens`; gamma + 1 for a chain, as SGLang sets
     it); n-gram lookup (a chain) leaves the drafter axis, which must then be given without it."""
     if tree_topk is None and verify_tokens is None:

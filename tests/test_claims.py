@@ -157,7 +157,8 @@ def test_the_site_builds_under_each_configuration(name):
 def test_a_speedup_within_three_percent_of_1x_is_even_everywhere():
     """The advice's margin is the page's: 1.00x (gamma 1 at 1,024 sequences) is even in the
     prose, the simulator, the figures and the break-even map."""
-    from sitebuild import figures_data, theme
+    from sitebuild import theme
+    from sitebuild.figures import ladders
     from sitebuild.figures.common import point_colors
     from specmodel.vllm.advise import MIN_GAIN
 
@@ -168,12 +169,10 @@ def test_a_speedup_within_three_percent_of_1x_is_even_everywhere():
     assert point_colors([1.5, 1.002, 0.9], "#123456") == ["#123456", theme.NEUTRAL, theme.LOSS]
     s = float(evaluate(concurrency=1024, gamma=1).speedup)
     assert formatting.times(s) == "1.00x" and formatting.verdict(s) == "even"
-    data = figures_data.breakeven_map(SiteSettings())
+    data = ladders.breakeven_map(SiteSettings())
     even = data[[formatting.verdict(x) == "even" for x in data["speedup"]]]
     assert len(even)
-    from sitebuild import figures
-
-    fig = figures.breakeven_map(data, SiteSettings().deployment)
+    fig = ladders.draw_breakeven_map(data, SiteSettings().deployment)
     heat = next(t for t in fig.data if t.type == "heatmap" and t.visible)
     shown = {(x, y): t for y, row in zip(heat.y, heat.text) for x, t in zip(heat.x, row)}
     mine = even[even["drafter"] == SiteSettings().deployment.draft]

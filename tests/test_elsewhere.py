@@ -21,8 +21,8 @@ from specmodel.model.engines import engine_catalog
 
 ROWS = load_measurements(ELSEWHERE)
 #: Every module that fits an engine profile or its records (the site's and a user's).
-FITTING = ["sitebuild/engine_fit.py", "sitebuild/engine_tradeoff.py", "sitebuild/memory_sensitivity.py",
-           "sitebuild/fit_records.py", "tools/fit_engine.py", "specmodel/engine_calibration.py",
+FITTING = ["sitebuild/public_fit.py", "sitebuild/engine_tradeoff.py", "sitebuild/memory_sensitivity.py",
+           "sitebuild/fit_records.py", "tools/fit_engine.py", "specmodel/engine_fit.py",
            "specmodel/cli/fit_engine.py", "sitebuild/server_calibration.py"]  # fmt: skip
 
 
@@ -62,9 +62,9 @@ def test_the_pages_sentence_follows_the_predictions():
 
 
 def test_the_table_has_a_line_per_row_with_its_source_link():
-    from sitebuild import figures_data, tables_engines
+    from sitebuild.figures import engines
 
-    table = tables_engines.validation(figures_data.validation(SiteSettings(), ROWS)).splitlines()
+    table = engines.validation_table(engines.validation(SiteSettings(), ROWS)).splitlines()
     assert len(table) == 2 + len(ROWS)
     assert all("https://github.com/vllm-project/vllm/pull/16035" in line for line in table[2:])
 

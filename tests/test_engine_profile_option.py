@@ -155,7 +155,7 @@ def test_the_worked_example_on_the_command_line_page_is_computed():
 def test_the_benchmark_and_the_pages_use_one_calibration():
     """bench_calibrate_server.py prints what the pages quote: both call sitebuild.server_calibration."""
     bench = (ROOT / "benchmarks" / "bench_calibrate_server.py").read_text()
-    assert "from sitebuild.server_calibration import" in bench and "fit_profile" not in bench
+    assert "from sitebuild.server_calibration import" in bench and "fit_runs" not in bench
 
 
 POINT = ["point", "--engine", "vllm", "--target", "llama-3.1-8b", "--drafter", "eagle", "--concurrency", "128",

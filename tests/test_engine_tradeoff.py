@@ -17,7 +17,7 @@ from operator import attrgetter
 import numpy as np
 import pytest
 
-from sitebuild import engine_fit, engine_tradeoff
+from sitebuild import engine_tradeoff, public_fit
 from sitebuild.fit_records import read_tradeoff, same_record, tradeoff_text
 from sitebuild.paths import EAGLE3_TRADEOFF
 from specmodel.errors import SpecModelError
@@ -26,7 +26,7 @@ from specmodel.measurements import MEASUREMENTS_FILE, load_measurements
 #: The refits this file shares with the other fit tests are made once per process: one process runs them all.
 pytestmark = [pytest.mark.xdist_group("fits"), pytest.mark.slow]
 ROWS = tuple(load_measurements(MEASUREMENTS_FILE))
-FREE = (*engine_fit.FITTED, "fused_head_pass_s")
+FREE = (*public_fit.FITTED, "fused_head_pass_s")
 
 
 @pytest.fixture(scope="module")
@@ -61,26 +61,26 @@ def test_the_comparison_notices_a_changed_number(results):
 def test_width_zero_is_the_profiles_fit_and_its_held_out_splits(results):
     zero = results[0]
     assert zero.width == 0.0
-    held = engine_fit.held_out(list(ROWS))
+    held = public_fit.held_out(list(ROWS))
     for split in engine_tradeoff.SPLITS:
         assert zero.errors[split] == pytest.approx([held[split][k] for k in ("median", "p90", "max")], abs=1e-9)
-    assert zero.head_s == zero.eagle3_s == pytest.approx(engine_fit.fit(list(ROWS)).values["head_pass_s"])
+    assert zero.head_s == zero.eagle3_s == pytest.approx(public_fit.fit(list(ROWS)).values["head_pass_s"])
 
 
 def test_infinite_width_is_the_free_fit_with_eagle3s_own_step(results):
     free = results[-1]
     assert math.isinf(free.width)
-    values = engine_fit.fit(list(ROWS), FREE).values
+    values = public_fit.fit(list(ROWS), FREE).values
     assert (free.head_s, free.eagle3_s) == pytest.approx((values["head_pass_s"], values["fused_head_pass_s"]))
     assert free.errors["leave_one_source_out"][0] == pytest.approx(
-        float(np.median(np.abs(engine_fit.group_out(list(ROWS), attrgetter("source_name"), FREE))))
+        float(np.median(np.abs(public_fit.group_out(list(ROWS), attrgetter("source_name"), FREE))))
     )
 
 
 def test_a_prior_residual_is_not_a_row():
-    shrunk = engine_fit.fit(list(ROWS), FREE, shrink=("fused_head_pass_s", "head_pass_s", 1.0))
+    shrunk = public_fit.fit(list(ROWS), FREE, shrink=("fused_head_pass_s", "head_pass_s", 1.0))
     assert shrunk.errors.shape == (len(ROWS),)
-    ties = len(engine_fit.TIEBREAK)
+    ties = len(public_fit.TIEBREAK)
     assert shrunk.residuals.shape == (len(ROWS) + 1 + ties + 1,)  # the rows, the anchor, the tie-break, the prior
     ratio = math.log(shrunk.values["fused_head_pass_s"] / shrunk.values["head_pass_s"])
     assert shrunk.residuals[-1] == pytest.approx(ratio)
@@ -90,7 +90,7 @@ def test_the_wider_the_prior_the_further_eagle3s_step_from_the_heads(results):
     gaps = [abs(math.log(r.eagle3_s / r.head_s)) for r in results]
     assert gaps[0] == 0.0
     assert all(b >= a - 1e-9 for a, b in zip(gaps, gaps[1:], strict=False)), gaps
-    assert gaps[-1] > 0.5  # both sources ask for a slower EAGLE-3 step (engine_fit.eagle3_step_by_source)
+    assert gaps[-1] > 0.5  # both sources ask for a slower EAGLE-3 step (public_fit.eagle3_step_by_source)
 
 
 def test_a_band_that_meets_every_target_is_checked_at_its_middle(results):
@@ -131,7 +131,7 @@ def test_the_pages_sentence_says_which_widths_meet_which_targets(results):
 
 
 def test_the_table_marks_each_target_met_or_missed(results):
-    from sitebuild.tables_engines import eagle3_tradeoff
+    from sitebuild.figures.engines import eagle3_tradeoff_table as eagle3_tradeoff
 
     table = eagle3_tradeoff(results).splitlines()
     assert len(table) == 2 + len(results)

@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from specmodel.cli import main
-from specmodel.engine_calibration import TimingRow, fit_profile
+from specmodel.engine_fit import Timing, fit_runs
 from specmodel.measurements import Measurement, predict
 from specmodel.model.engines import engine_catalog
 from specmodel.model.evaluate import evaluate
 from specmodel.model.profile_file import load_profile
+from specmodel.model.scenario import Scenario
 from specmodel.model.settings import Settings
 from specmodel.server_runs import Deployment, load_runs, paired_measurements
 from tests.cli_runner import cli
@@ -147,8 +148,8 @@ def test_round_trip_recovers_known_constants() -> None:
         scenario = {"concurrency": batch, "context": 1024, "generated_tokens": 512, "target": "llama-3.1-8b",
                     "hardware": "h100-sxm", "tensor_parallel": 1, "drafter": "eagle3"}  # fmt: skip
         ev = evaluate(**scenario, engine="vllm", settings=settings)  # type: ignore[arg-type]
-        timings.append(TimingRow(scenario, 1.0 / float(ev.base_tokens_per_s_per_sequence)))
-    result = fit_profile(public, rows, timings)
+        timings.append(Timing(Scenario(**scenario), 1.0 / float(ev.base_tokens_per_s_per_sequence)))
+    result = fit_runs(public, rows, timings)
     for name in TRUE_FACTORS:
         assert name in result.fitted
         off = abs(math.log(result.fitted[name] / getattr(truth, name)))
@@ -179,7 +180,7 @@ def test_a_constant_the_rows_pin_no_closer_than_its_prior_stays_public() -> None
         )  # fmt: skip
         for batch, speedup in ((1, 1.8), (4, 1.75))
     ]
-    result = fit_profile(public, rows, [])
+    result = fit_runs(public, rows, [])
     assert "overlap" not in result.fitted
     assert "no closer than the public value's prior" in result.kept["overlap"]
     assert "head_pass_s" in result.fitted

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sitebuild import engine_fit, fit_targets
+from sitebuild import public_fit
 from sitebuild.fit_records import readme_block
+from specmodel import engine_fit
 from specmodel.errors import SpecModelError
 from specmodel.measurements import MEASUREMENTS_FILE, Measurement, load_measurements, predict
 from specmodel.model.engines import engine_catalog
@@ -41,7 +42,7 @@ KNOWN = {"target_pass_s": 1.2e-3, "head_pass_s": 4e-4, "overlap": 2.5, "ngram_ma
 
 def _synthetic(rows: list[Measurement]) -> list[Measurement]:
     """``rows`` with the speedup the KNOWN profile predicts for each as the measured one."""
-    settings = Settings().with_engine(engine_fit.profile(list(KNOWN.values()), list(KNOWN)))
+    settings = Settings().with_engine(public_fit.profile(list(KNOWN.values()), list(KNOWN)))
     speedups = predict(rows, "vllm", settings)
     return [r.model_copy(update={"measured_speedup": float(s)}) for r, s in zip(rows, speedups, strict=True)]
 
@@ -55,14 +56,14 @@ def synthetic_rows() -> list[Measurement]:
 @pytest.fixture
 def synthetic(synthetic_rows: list[Measurement], monkeypatch: pytest.MonkeyPatch) -> list[Measurement]:
     """The synthetic rows, with the fit's anchor set to KNOWN's plain step for this test only."""
-    settings = Settings().with_engine(engine_fit.profile(list(KNOWN.values()), list(KNOWN)))
-    plain = evaluate(engine_fit.ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s
-    monkeypatch.setattr(engine_fit, "ANCHOR_SECONDS", 1.0 / float(plain))
+    settings = Settings().with_engine(public_fit.profile(list(KNOWN.values()), list(KNOWN)))
+    plain = evaluate(public_fit.ANCHOR_SCENARIO, engine="vllm", settings=settings).base_tokens_per_s
+    monkeypatch.setattr(public_fit, "ANCHOR_SECONDS", 1.0 / float(plain))
     return synthetic_rows
 
 
 def test_a_fit_to_a_known_profiles_speedups_gives_it_back(synthetic):
-    result = engine_fit.fit(synthetic)
+    result = public_fit.fit(synthetic)
     for name, value in KNOWN.items():
         assert result.values[name] == pytest.approx(value, rel=2e-2), name
     assert np.abs(result.errors).max() < 1e-3
@@ -72,7 +73,7 @@ def test_every_identifiable_held_out_split_predicts_a_known_profiles_rows(synthe
     """Not leave one source out: either source alone leaves constants unset (vLLM issue #20780
     is batch 1 without n-gram rows; SpecDecode-Bench has one gamma), so that split extrapolates
     from the starting values, and the site reports leave one (source, workload) out instead."""
-    splits = engine_fit.held_out(synthetic)
+    splits = public_fit.held_out(synthetic)
     for split in ("leave_one_workload_out", "small_to_large", "in_sample"):
         assert splits[split]["max"] < 5e-3, split
 
@@ -93,15 +94,15 @@ def test_standard_errors_and_correlation_of_a_straight_line():
 
 
 @pytest.fixture(scope="module")
-def fresh() -> tuple[engine_fit.Fit, dict[str, dict[str, float]]]:
+def fresh() -> tuple[public_fit.Fit, dict[str, dict[str, float]]]:
     """A fresh fit of the measured rows and its held-out splits."""
     rows = load_measurements(MEASUREMENTS_FILE)
-    return engine_fit.fit(rows), engine_fit.held_out(rows)
+    return public_fit.fit(rows), public_fit.held_out(rows)
 
 
 def test_the_profile_and_its_recorded_errors_are_a_fresh_fits(fresh):
     result, splits = fresh
-    assert engine_fit.ANCHOR_SECONDS == 7.07e-3
+    assert public_fit.ANCHOR_SECONDS == 7.07e-3
     assert hashlib.sha256((ROOT / FIT.measurements).read_bytes()).hexdigest() == FIT.measurements_sha256
     brief = ROOT.parent / "shared" / "brief" / "measurements.csv"  # beside the project where it is developed
     if brief.exists():
@@ -111,7 +112,7 @@ def test_the_profile_and_its_recorded_errors_are_a_fresh_fits(fresh):
         assert float(getattr(VLLM, name)) == pytest.approx(value, rel=1e-4), name
     for split, summary in splits.items():
         assert FIT.held_out[split] == pytest.approx([summary[k] for k in ("median", "p90", "max")], abs=6e-4), split
-    ident = engine_fit.identifiability(result)
+    ident = public_fit.identifiability(result)
     assert FIT.relative_standard_errors == pytest.approx(list(ident.relative_se.values()), abs=2e-3)
     assert FIT.largest_correlation == pytest.approx(ident.largest[2], abs=2e-3)
 
@@ -198,14 +199,14 @@ def test_the_profile_check_sees_a_changed_constant_and_forgives_a_last_digit():
 
 
 def test_the_targets_are_read_as_the_issue_sets_them():
-    assert fit_targets.TARGETS == {
+    assert public_fit.TARGETS == {
         "leave_one_source_out": {"median": 0.07},
         "leave_one_workload_out": {"median": 0.07},
         "small_to_large": {"median": 0.08},
         "in_sample": {"median": 0.06, "p90": 0.15},
     }
-    assert fit_targets.met("leave_one_source_out", (0.07, 0.5, 0.9))
-    assert not fit_targets.met("in_sample", (0.05, 0.151, 0.2))
+    assert public_fit.met("leave_one_source_out", (0.07, 0.5, 0.9))
+    assert not public_fit.met("in_sample", (0.05, 0.151, 0.2))
 
 
 def test_the_validation_pages_claims_say_what_the_fit_gives():
@@ -216,17 +217,17 @@ def test_the_validation_pages_claims_say_what_the_fit_gives():
 
     settings = SiteSettings()
     targets = page.fidelity_targets(settings)
-    held = all(fit_targets.met(s, FIT.held_out[s]) for s in fit_targets.TARGETS if s != "in_sample")
-    inside = fit_targets.met("in_sample", FIT.held_out["in_sample"])
+    held = all(public_fit.met(s, FIT.held_out[s]) for s in public_fit.TARGETS if s != "in_sample")
+    inside = public_fit.met("in_sample", FIT.held_out["in_sample"])
     assert targets.outcome == f"{'met' if held else 'missed'}:{'met' if inside else 'missed'}"
-    mean = float(engine_fit.small_to_large(load_measurements(MEASUREMENTS_FILE), engine_fit.FITTED).mean())
+    mean = float(public_fit.small_to_large(load_measurements(MEASUREMENTS_FILE), public_fit.FITTED).mean())
     expected = "optimistic" if mean > 0.03 else "pessimistic" if mean < -0.03 else "both_ways"
     said = page.small_batch_fit(settings)
-    small = engine_fit.fit([r for r in load_measurements(MEASUREMENTS_FILE) if r.batch <= 16])
-    at_bound = small.values["overlap"] > 0.99 * engine_fit.PARAMETERS["overlap"][2]
-    even = engine_fit.small_to_large_fit(load_measurements(MEASUREMENTS_FILE), engine_fit.FITTED,
+    small = public_fit.fit([r for r in load_measurements(MEASUREMENTS_FILE) if r.batch <= 16])
+    at_bound = small.values["overlap"] > 0.99 * public_fit.PARAMETERS["overlap"][2]
+    even = public_fit.small_to_large_fit(load_measurements(MEASUREMENTS_FILE), public_fit.FITTED,
                                          fixed={"token_budget": None})[1]  # fmt: skip
-    lumpy = engine_fit.small_to_large(load_measurements(MEASUREMENTS_FILE), engine_fit.FITTED)
+    lumpy = public_fit.small_to_large(load_measurements(MEASUREMENTS_FILE), public_fit.FITTED)
     better = "better" if np.median(np.abs(lumpy)) < np.median(np.abs(even)) else "worse"
     assert said.outcome == f"{expected}:{better}:{'bound' if at_bound else 'inside'}"
     assert said.values["mean"].value == pytest.approx(mean)
@@ -239,7 +240,7 @@ def test_the_subset_fits_the_site_reads_are_a_fresh_computation(tmp_path):
     from sitebuild.paths import SUBSET_FITS
 
     rows = load_measurements(MEASUREMENTS_FILE)
-    fresh = subset_fits_text(engine_fit.small_batch(rows), engine_fit.eagle3_step_by_source(rows), MEASUREMENTS_FILE)
+    fresh = subset_fits_text(public_fit.small_batch(rows), public_fit.eagle3_step_by_source(rows), MEASUREMENTS_FILE)
     assert same_record(SUBSET_FITS.read_text(encoding="utf-8"), fresh), "run python tools/fit_engine.py (make fit)"
     other = tmp_path / "measurements.csv"
     other.write_text(MEASUREMENTS_FILE.read_text(encoding="utf-8") + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sitebuild import engine_fit, fit_targets, memory_sensitivity
+from sitebuild import memory_sensitivity, public_fit
 from sitebuild.fit_records import read_sensitivity, same_record, sensitivity_text
 from sitebuild.paths import MEMORY_SENSITIVITY
 from specmodel.errors import SpecModelError
@@ -73,9 +73,9 @@ def test_a_changed_constant_reprices_ideal_but_not_the_fitted_profile():
 
 def test_the_refit_at_the_profiles_efficiency_is_the_profile(refits):
     vllm = engine_catalog()["vllm"]
-    assert vllm.memory_efficiency == engine_fit.FIXED["memory_efficiency"]
+    assert vllm.memory_efficiency == public_fit.FIXED["memory_efficiency"]
     own = next(r for r in refits if r.efficiency == vllm.memory_efficiency)
-    for name in engine_fit.FITTED:
+    for name in public_fit.FITTED:
         assert own.values[name] == pytest.approx(getattr(vllm, name), rel=1e-4), name
     assert vllm.fit is not None
     for split, recorded in vllm.fit.held_out.items():
@@ -86,7 +86,7 @@ def test_the_faster_the_memory_the_more_of_the_anchor_is_fixed_time(refits):
     t0 = [r.values["target_pass_s"] for r in refits]
     assert t0 == sorted(t0) and t0[0] < t0[-1]
     for r in refits:  # the anchor holds the plain step near 7.07 ms at every efficiency
-        assert r.plain_step_s == pytest.approx(engine_fit.ANCHOR_SECONDS, rel=0.05), r.efficiency
+        assert r.plain_step_s == pytest.approx(public_fit.ANCHOR_SECONDS, rel=0.05), r.efficiency
 
 
 def test_the_record_the_site_reads_is_a_fresh_computation(refits):
@@ -127,14 +127,14 @@ def test_the_pages_sentence_follows_the_refits(monkeypatch, refits):
     medians = [r.errors["in_sample"][0] for r in refits]
     assert inside == ("flat" if max(medians) - min(medians) < 0.01 else "moves")
     best = min(refits, key=lambda r: r.worst_held_out_median)
-    assert held == ("profile_best" if best.efficiency == engine_fit.FIXED["memory_efficiency"] else "other_best")
+    assert held == ("profile_best" if best.efficiency == public_fit.FIXED["memory_efficiency"] else "other_best")
     assert said.values["held_best"].value == pytest.approx(best.worst_held_out_median)
-    limit = fit_targets.IDENTIFIABLE["relative_se"]
+    limit = public_fit.IDENTIFIABLE["relative_se"]
     assert loose == ("loose" if any(r.largest_relative_se > limit for r in refits) else "tight")
 
 
 def test_the_sentence_changes_when_the_refits_do(monkeypatch, refits):
-    profile = next(r for r in refits if r.efficiency == engine_fit.FIXED["memory_efficiency"])
+    profile = next(r for r in refits if r.efficiency == public_fit.FIXED["memory_efficiency"])
     better = dict.fromkeys(profile.errors, (0.01, 0.02, 0.03))
     tight = [dataclasses.replace(r, largest_relative_se=0.2) for r in refits]
     changed = [dataclasses.replace(r, errors=better) if r is profile else r for r in refits]
@@ -146,9 +146,9 @@ def test_the_sentence_changes_when_the_refits_do(monkeypatch, refits):
 
 
 def test_the_table_marks_the_profile_and_each_target(refits):
-    from sitebuild.tables_engines import memory_sensitivity as table
+    from sitebuild.figures.engines import memory_sensitivity_table as table
 
-    lines = table(refits, engine_fit.FIXED["memory_efficiency"]).splitlines()
+    lines = table(refits, public_fit.FIXED["memory_efficiency"]).splitlines()
     assert len(lines) == 2 + len(refits)
     assert sum("(the profile)" in line for line in lines) == 1
     for line, r in zip(lines[2:], refits, strict=True):

@@ -31,6 +31,22 @@ def four_gpus() -> list[SeriesResult]:
     return all_series([MULTIGPU_MEASUREMENTS_FILE], "vllm", Settings())
 
 
+def test_the_record_the_site_reads_is_a_fresh_computation(one_gpu, four_gpus) -> None:
+    """The site never fits: it reads what make fit recorded, which must be what the fits give now."""
+    from sitebuild.fit_records import calibration_text, read_calibration, same_record
+    from sitebuild.paths import SERVER_CALIBRATION
+    from sitebuild.server_calibration import CALIBRATED_FILES
+
+    fresh = calibration_text({MEASUREMENTS_FILE.name: one_gpu, MULTIGPU_MEASUREMENTS_FILE.name: four_gpus},
+                             CALIBRATED_FILES)  # fmt: skip
+    recorded = SERVER_CALIBRATION.read_text(encoding="utf-8")
+    assert same_record(recorded, fresh), "run python tools/fit_engine.py (make fit)"
+    read = read_calibration(SERVER_CALIBRATION, CALIBRATED_FILES)
+    assert [r.members for r in read[MEASUREMENTS_FILE.name]] == [r.members for r in one_gpu]
+    batches = [[(m.source, m.batch) for m in r.members] for r in four_gpus]
+    assert [[(m.source, m.batch) for m in r.members] for r in read[MULTIGPU_MEASUREMENTS_FILE.name]] == batches
+
+
 def test_every_series_measured_at_the_four_batches_is_benchmarked(one_gpu, four_gpus) -> None:
     assert len(one_gpu) == 12 and len(four_gpus) == 6
     for result in one_gpu + four_gpus:

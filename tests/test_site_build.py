@@ -370,29 +370,29 @@ def test_a_bad_config_fails_the_build_and_writes_nothing(tmp_path):
 def test_ladder_and_breakeven_map_mark_what_does_not_fit():
     import numpy as np
 
-    from sitebuild import figures, figures_data
+    from sitebuild.figures import common, ladders
     from specmodel import evaluate
 
     settings = SiteSettings()
-    ladder = figures.ladder(figures_data.ladder(settings), settings.deployment)
+    ladder = ladders.draw_ladder(ladders.ladder(settings), settings.deployment)
     trace = next(t for t in ladder.data if t.visible and t.legendgroup == "qwen3-0.6b")
     b = np.array(trace.x)
     fits = evaluate(concurrency=b, context=2048).fits
-    assert [s == figures.UNFIT_SYMBOL for s in trace.marker.symbol] == [not f for f in fits]
+    assert [s == common.UNFIT_SYMBOL for s in trace.marker.symbol] == [not f for f in fits]
     assert (~fits).any() and fits.any()
 
-    breakeven = figures.breakeven_map(figures_data.breakeven_map(settings), settings.deployment)
+    breakeven = ladders.draw_breakeven_map(ladders.breakeven_map(settings), settings.deployment)
     boxes = next(t for t in breakeven.data if t.visible and t.name == "does not fit in memory")
-    data = figures_data.breakeven_map(settings)
+    data = ladders.breakeven_map(settings)
     unfit = data[(data.drafter == "qwen3-0.6b") & ~data.fits]
     assert sorted(zip(boxes.x, boxes.y)) == sorted(zip(unfit.concurrency.astype(str), unfit.context.astype(str)))
 
 
 def test_hardware_page_compares_three_cards_side_by_side():
-    from sitebuild import figures, figures_data
+    from sitebuild.figures import cards
 
     settings = SiteSettings()
-    fig = figures.hardware_ladders(figures_data.hardware_ladders(settings), settings.deployment)
+    fig = cards.draw_hardware_ladders(cards.hardware_ladders(settings), settings.deployment)
     titles = [a.text for a in fig.layout.annotations]
     assert titles[:3] == ["H100-SXM, 80 GB", "H200, 141 GB", "B200, 180 GB"]
     axes = {t.xaxis for t in fig.data if t.visible and t.legendgroup == "qwen3-0.6b"}
@@ -415,24 +415,22 @@ def test_beyond_page_follows_other_cards_in_the_nav():
 
 
 def test_the_70b_figure_shows_every_measurement_and_fits_at_batch_1():
-    from sitebuild import figures
-    from sitebuild import figures_data_multigpu as multi
+    from sitebuild.figures import beyond as multi
+    from sitebuild.figures import common
 
     settings = SiteSettings()
     curves, points = multi.measured_ladders(settings)
-    fig = figures.panel_ladders(curves, settings.deployment, points)
+    fig = multi.draw_panel_ladders(curves, settings.deployment, points)
     measured = [t for t in fig.data if t.name == "measured"]
     assert sum(len(t.x) for t in measured) == len(points) == 24
     fitted = points[points["fitted"]]
     assert (fitted["batch"] == 1).all() and (abs(fitted["predicted"] / fitted["measured"] - 1) < 1e-3).all()
     # The model's curves use the vLLM profile on four H100s: open markers where that does not fit.
     curve = next(t for t in fig.data if t.legendgroup == "eagle" and t.mode == "lines+markers" and t.xaxis == "x2")
-    assert figures.UNFIT_SYMBOL in curve.marker.symbol and "circle" in curve.marker.symbol
+    assert common.UNFIT_SYMBOL in curve.marker.symbol and "circle" in curve.marker.symbol
 
 
 def test_every_new_figure_has_a_narrow_variant():
-    from sitebuild.figure_specs import FIGURES
-
     settings = SiteSettings()
     for spec in FIGURES:
         if spec.id.startswith("beyond-") or spec.id == "validation-multigpu":

@@ -3,12 +3,15 @@
 errors, what a step time of EAGLE-3's own would trade to
 ``sitebuild/data/eagle3-tradeoff.json``, the profile refitted at other memory efficiencies to
 ``sitebuild/data/memory-sensitivity.json``, and the fits on a subset of the rows that the
-validation page quotes to ``sitebuild/data/subset-fits.json`` (``make fit``).
+validation page quotes to ``sitebuild/data/subset-fits.json``, and every public series
+calibrated from its small batches as ``specmodel fit-engine`` would calibrate it, under the
+profile just fitted, to ``sitebuild/data/server-calibration.json`` (``make fit``). The site
+reads these records and never fits.
 
     python tools/fit_engine.py                     # fit, write, print the residuals
     python tools/fit_engine.py --check             # fit and compare with the file; write nothing
 
-The fit and the held-out splits are :mod:`sitebuild.engine_fit`'s: least squares on the log
+The fit and the held-out splits are :mod:`sitebuild.public_fit`'s: least squares on the log
 of predicted over measured speedup for every row of ``specmodel/data/measurements.csv`` (a
 copy of the public measurements), plus the 7.07 ms plain decode step of vLLM issue #20780. One profile for
 all rows; no per-row or per-source term. The writer replaces only the keys it fits (and the
@@ -26,7 +29,19 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from sitebuild.engine_fit import (
+from sitebuild.engine_tradeoff import band, tradeoffs
+from sitebuild.fit_records import (
+    calibration_text,
+    readme_block,
+    same_record,
+    same_values,
+    sensitivity_text,
+    subset_fits_text,
+    tradeoff_text,
+)
+from sitebuild.memory_sensitivity import refits
+from sitebuild.paths import EAGLE3_TRADEOFF, MEMORY_SENSITIVITY, SERVER_CALIBRATION, SUBSET_FITS
+from sitebuild.public_fit import (
     ANCHOR_SOURCE,
     FITTED,
     FIXED,
@@ -39,20 +54,11 @@ from sitebuild.engine_fit import (
     profile,
     small_batch,
 )
-from sitebuild.engine_tradeoff import band, tradeoffs
-from sitebuild.fit_records import (
-    readme_block,
-    same_record,
-    same_values,
-    sensitivity_text,
-    subset_fits_text,
-    tradeoff_text,
-)
-from sitebuild.memory_sensitivity import refits
-from sitebuild.paths import EAGLE3_TRADEOFF, MEMORY_SENSITIVITY, SUBSET_FITS
+from sitebuild.server_calibration import CALIBRATED_FILES, all_series
 from specmodel.measurements import error_summary, load_measurements
-from specmodel.model.engines import FitProvenance
+from specmodel.model.engines import EngineProfile, FitProvenance
 from specmodel.model.profile_file import toml_value
+from specmodel.model.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASUREMENTS = ROOT / "specmodel" / "data" / "measurements.csv"
@@ -74,7 +80,7 @@ def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> 
     relative standard errors and largest correlation, and the held-out summaries."""
     summary = error_summary(result.errors)
     ident = identifiability(result)
-    first, second, corr = ident.largest
+    first, second, corr = ident.largest or ("", "", 0.0)  # the profile fits four constants
     return FitProvenance(
         measurements="specmodel/data/measurements.csv",
         measurements_sha256=hashlib.sha256(MEASUREMENTS.read_bytes()).hexdigest(), rows=len(rows),
@@ -164,6 +170,14 @@ def profile_is_current(rows: list, result: Fit, splits: dict[str, dict[str, floa
     return same_profile(text, new) and readme(written, recorded_provenance(text)) == written
 
 
+def calibration(engines_text: str) -> str:
+    """The record of every public series calibrated from its small batches, under the ``vllm``
+    profile of ``engines_text`` (the one just fitted)."""
+    settings = Settings().with_engine(EngineProfile(key="vllm", **tomllib.loads(engines_text)["vllm"]))
+    results = {f.name: all_series([f], "vllm", settings) for f in CALIBRATED_FILES}
+    return calibration_text(results, CALIBRATED_FILES)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Fit, print the constants, their relative standard errors and the held-out errors, and
     write (or, with ``--check``, compare) the profile."""
@@ -185,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         EAGLE3_TRADEOFF: tradeoff_text(tradeoffs(tuple(rows)), band(tuple(rows)), MEASUREMENTS),
         MEMORY_SENSITIVITY: sensitivity_text(refits(tuple(rows)), MEASUREMENTS),
         SUBSET_FITS: subset_fits_text(small_batch(rows), eagle3_step_by_source(rows), MEASUREMENTS),
+        SERVER_CALIBRATION: calibration(new),
     }
     if args.check:
         same = profile_is_current(rows, result, splits)

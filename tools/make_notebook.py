@@ -95,7 +95,7 @@ CELLS = [
     code(
         "import plotly.graph_objects as go\n\n"
         "from sitebuild import theme\n"
-        "from sitebuild.figures_data import COMPARED_HARDWARE\n"
+        "from sitebuild.figures.cards import COMPARED_HARDWARE\n"
         "from sitebuild.notebook import show\n"
         "from specmodel.formatting import plural\n\n"
         "fig = theme.base_figure()\n"

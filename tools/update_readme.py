@@ -2,15 +2,36 @@
 constants and the calibration table, each between its <!-- name:start --> and <!-- name:end -->
 markers."""
 
+import ast
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from sitebuild.config import SiteSettings
-from sitebuild.tables import calibration, constants, module_map
+from sitebuild.tables import calibration, constants
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def module_docstring_summary(path: Path) -> str:
+    """The first paragraph of a module's docstring, on one line, with Sphinx roles removed."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    return re.sub(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`", r"`\1`", first).replace("``", "`")
+
+
+def module_map(root: Path) -> str:
+    """Every module of the package and of the site builder with the first paragraph of its
+    docstring: the README's map of where things live."""
+    out = ["| module | what it holds |", "| --- | --- |"]
+    for package in ("specmodel", "sitebuild"):
+        for path in sorted((root / package).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            out.append(f"| `{name}` | {module_docstring_summary(path).replace('|', '/')} |")
+    return "\n".join(out)
 
 
 def blocks() -> dict[str, str]:

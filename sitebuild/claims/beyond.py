@@ -1,15 +1,15 @@
 """Claims of the page "Beyond one GPU": Llama-3-70B on four H100s against its measurements,
 the MI300X, trees against a chain, and a mixture of experts against a dense model. The
-scenarios are those of :mod:`sitebuild.figures_data_multigpu`."""
+scenarios are those of :mod:`sitebuild.figures.beyond`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from sitebuild import figures_data_multigpu as multi
 from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import first_rung, rung, slower
 from sitebuild.config import SiteSettings
+from sitebuild.figures import beyond as multi
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import Number, name, percent, plain, times
 from sitebuild.numbers.text import gib as gib_number

@@ -7,7 +7,7 @@ import numpy as np
 from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import first_rung, not_faster, rung
 from sitebuild.config import SiteSettings
-from sitebuild.figures_data import COMPARED_HARDWARE
+from sitebuild.figures.cards import COMPARED_HARDWARE
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import Number, percent, plain, times
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild import engine_fit, engine_tradeoff, fit_targets
-from sitebuild import figures_data_multigpu as multi
+from sitebuild import engine_tradeoff, public_fit
 from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import verdict
 from sitebuild.config import SiteSettings
-from sitebuild.figures_data import validation
+from sitebuild.figures import beyond as multi
+from sitebuild.figures.engines import validation
 from sitebuild.fit_records import read_sensitivity, read_subset_fits, read_tradeoff
 from sitebuild.numbers.text import name, percent, plain
 from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, SUBSET_FITS
@@ -35,7 +35,7 @@ def small_batch_fit(settings: SiteSettings) -> Said:
     errors, even = np.array(small.errors), np.array(small.even_errors)
     mean, overlap = float(errors.mean()), small.overlap
     bias = "optimistic" if mean > 0.03 else "pessimistic" if mean < -0.03 else "both_ways"
-    bound = "bound" if overlap > 0.99 * engine_fit.PARAMETERS["overlap"][2] else "inside"
+    bound = "bound" if overlap > 0.99 * public_fit.PARAMETERS["overlap"][2] else "inside"
     full = settings.engines["vllm"].overlap
     values = {"mean": percent(mean, 1, signed=True), "overlap": plain(overlap, 0), "full_overlap": plain(full, 1),
               "even_median": percent(float(np.median(np.abs(even))), 1),
@@ -48,13 +48,13 @@ def small_batch_fit(settings: SiteSettings) -> Said:
 
 def fidelity_targets(settings: SiteSettings) -> Said:
     """Whether the recorded held-out and in-sample errors meet the profile's accuracy targets
-    (:data:`sitebuild.fit_targets.TARGETS`, quoted from there)."""
+    (:data:`sitebuild.public_fit.TARGETS`, quoted from there)."""
     fit = settings.engines["vllm"].fit
     held = fit.held_out if fit is not None else {}
-    targets = fit_targets.TARGETS
+    targets = public_fit.TARGETS
     splits = [s for s in targets if s != "in_sample"]
-    out = all(s in held and fit_targets.met(s, held[s]) for s in splits)
-    inside = "in_sample" in held and fit_targets.met("in_sample", held["in_sample"])
+    out = all(s in held and public_fit.met(s, held[s]) for s in splits)
+    inside = "in_sample" in held and public_fit.met("in_sample", held["in_sample"])
     outcome = f"{'met' if out else 'missed'}:{'met' if inside else 'missed'}"
     values = {
         "loso": percent(targets["leave_one_source_out"]["median"], 0),
@@ -165,7 +165,7 @@ def memory_sensitivity(settings: SiteSettings) -> Said:
     inside = [r.errors["in_sample"][0] for r in refits]
     best = min(refits, key=lambda r: r.worst_held_out_median)
     worst = max(refits, key=lambda r: r.worst_held_out_median)
-    loose = [r for r in refits if r.largest_relative_se > fit_targets.IDENTIFIABLE["relative_se"]]
+    loose = [r for r in refits if r.largest_relative_se > public_fit.IDENTIFIABLE["relative_se"]]
     values = {
         "eta_low": plain(refits[0].efficiency), "eta_high": plain(refits[-1].efficiency),
         "t0_low": plain(t0[0] * 1e3), "t0_high": plain(t0[-1] * 1e3),

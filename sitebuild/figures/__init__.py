@@ -1,38 +1,19 @@
-"""Drawing: one Plotly figure per function, from the data of :mod:`sitebuild.figures_data`.
+"""The site's figures and the tables that go with them, one module per page or section of the
+article: for each figure its data (tidy DataFrames computed from the model), its drawing (one
+Plotly figure) and its :class:`~sitebuild.figures.spec.FigureSpec` (id, caption, published
+table, simulator link), side by side; each module lists its figures in ``FIGURES``, which
+:mod:`sitebuild.build` writes.
 
-Nothing here calls the model. Conventions: n-gram in teal, losses against plain decoding
-in magenta, a dashed 1.0x line on every speedup axis, hover text with units, axis ranges
-pinned so that sliders and buttons never rescale them. The ladders are in ``ladders``,
-the costs of a pass in ``costs``, acceptance in ``acceptance``, the page on
-several GPUs in ``multigpu``.
+* ``acceptance``: Algorithm 1, tokens per iteration, per-position acceptance, alpha and gamma;
+* ``costs``: the roofline, the arithmetic bill, memory (and its tables), context, draft heads;
+* ``timing``: where the time goes, and each user's rate against the server's;
+* ``ladders``: the ladder and the break-even map;
+* ``cards``: the page "Other cards";
+* ``engines``: the engines against real servers (on one GPU) and their tables;
+* ``beyond``: the page "Beyond one GPU" and the four-GPU measurements;
+* ``spec``, ``common``, ``placement``: the record of a figure, and what the figures share.
+
+Conventions: n-gram in teal, losses against plain decoding in magenta, a dashed 1.0x line on
+every speedup axis, hover text with units, axis ranges pinned so that sliders and buttons
+never rescale them. A drawing function (``draw_*``) never calls the model.
 """
-
-from sitebuild.figures.acceptance import alpha_sweep, gamma_sweep, per_position, sampling, tokens_per_iteration
-from sitebuild.figures.common import UNFIT_SYMBOL
-from sitebuild.figures.costs import arithmetic_bill, context_sweep, head_costs, memory_footprint, roofline
-from sitebuild.figures.engines import engine_ladder, validation
-from sitebuild.figures.ladders import breakeven_map, hardware_ladders, ladder
-from sitebuild.figures.multigpu import moe_weights, multigpu_validation, panel_ladders, tree_ladder
-
-__all__ = [
-    "UNFIT_SYMBOL",
-    "alpha_sweep",
-    "arithmetic_bill",
-    "breakeven_map",
-    "context_sweep",
-    "engine_ladder",
-    "gamma_sweep",
-    "hardware_ladders",
-    "head_costs",
-    "ladder",
-    "memory_footprint",
-    "moe_weights",
-    "multigpu_validation",
-    "panel_ladders",
-    "per_position",
-    "roofline",
-    "sampling",
-    "tokens_per_iteration",
-    "tree_ladder",
-    "validation",
-]

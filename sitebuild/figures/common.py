@@ -1,15 +1,30 @@
-"""What the figures share: hover text, loss colours, slider steps, the unfit marker."""
+"""What the figures share: the axes and drafters they sweep, a tidy frame of an evaluation,
+hover text, loss colours, slider steps, the unfit marker."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
+from sitebuild.config import SiteSettings
 from sitebuild.figures.placement import GAP, SLIDER_TOP, X_BAND
-from sitebuild.theme import LOSS, NEUTRAL
+from sitebuild.theme import LOSS, NEUTRAL, REFERENCE
 from specmodel.formatting import plural, verdict
+from specmodel.model.evaluation import Evaluation
+from specmodel.model.scenario import CONCURRENCY_LADDER, GRID_CONTEXTS
+from specmodel.model.scenario import GAMMAS as GAMMA_VALUES
+
+CONCURRENCY = np.array(CONCURRENCY_LADDER)
+CONTEXTS = np.array(GRID_CONTEXTS)
+GAMMAS = np.array(GAMMA_VALUES)
+
+#: Heads the site's figures and simulator show next to the draft models and n-gram lookup.
+SITE_HEADS = ("eagle", "eagle-32k")
 
 SPEEDUP_HOVER = "%{y:.2f}x over plain decoding"
 
@@ -18,6 +33,26 @@ UNFIT_SYMBOL = "circle-open"
 #: Marker of the ideal roofline where a figure sets it against the vLLM profile (circles): a
 #: filled triangle, since open markers mean "does not fit" everywhere on the site.
 IDEAL_SYMBOL = "triangle-up"
+
+
+def site_drafters(settings: SiteSettings) -> tuple[str, ...]:
+    """The drafters of the site's figures: the deployment's two draft models, n-gram lookup,
+    and the heads of SITE_HEADS."""
+    d = settings.deployment
+    return (d.draft, d.big_draft, "ngram", *SITE_HEADS)
+
+
+def model_drafters(settings: SiteSettings) -> tuple[str, str]:
+    """The deployment's two draft models."""
+    return settings.deployment.draft, settings.deployment.big_draft
+
+
+def evaluation_frame(ev: Evaluation, **columns: ArrayLike) -> pd.DataFrame:
+    """A tidy frame of an evaluation over a grid: each column broadcast to the grid's shape
+    (that of ``ev.speedup``) and flattened."""
+    shape = np.shape(ev.speedup)
+    out = {k: np.broadcast_to(v, shape).ravel() for k, v in columns.items()}
+    return pd.DataFrame(out)
 
 
 def sequences(counts: Any) -> list[str]:
@@ -50,6 +85,35 @@ def visibility_steps(
             visible[i] = True
         steps.append({"method": "restyle", "args": [{"visible": visible}], "label": label})
     return steps
+
+
+def prediction_diagonal(fig: go.Figure, low: float, top: float) -> None:
+    """On a figure of predicted against measured speedup from ``low`` to ``top``: dotted lines
+    15% above and below the diagonal, then the diagonal (a perfect prediction)."""
+    for share in (1.15, 0.85):
+        fig.add_trace(
+            go.Scatter(
+                x=[low, top],
+                y=[low * share, top * share],
+                mode="lines",
+                meta=REFERENCE,
+                line={"color": NEUTRAL, "dash": "dot", "width": 1},
+                hoverinfo="skip",
+                showlegend=False,
+                name=f"{share - 1:+.0%}",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[low, top],
+            y=[low, top],
+            mode="lines",
+            meta=REFERENCE,
+            name="measured = predicted",
+            line={"color": NEUTRAL, "width": 1.5},
+            hoverinfo="skip",
+        )
+    )
 
 
 def slider(steps: list[dict], active: int, prefix: str) -> dict:

@@ -1,20 +1,68 @@
-"""Drawing the ladders (speedup against concurrency, on one card or several) and the break-even map."""
+"""The ladder, the article's central figure: each drafter's speedup against concurrency at
+every context, and the break-even map (the best gamma's speedup over concurrency and
+context). Each figure's data, drawing and :class:`~sitebuild.figures.spec.FigureSpec` are
+together; :mod:`sitebuild.figures.cards` draws the same ladder on other cards."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from numpy.typing import ArrayLike
 
 from sitebuild import theme as th
-from sitebuild.config import ArticleDeployment
+from sitebuild.config import ArticleDeployment, SiteSettings
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import SPEEDUP_HOVER, UNFIT_SYMBOL, point_colors, sequences, slider, visibility_steps
-from specmodel.formatting import EVEN_MARGIN, verdict
+from sitebuild.figures.common import (
+    CONCURRENCY,
+    CONTEXTS,
+    GAMMAS,
+    SPEEDUP_HOVER,
+    UNFIT_SYMBOL,
+    evaluation_frame,
+    point_colors,
+    sequences,
+    site_drafters,
+    slider,
+    visibility_steps,
+)
+from sitebuild.figures.spec import FigureSpec
+from specmodel.formatting import EVEN_MARGIN, GIB, verdict
+from specmodel.model.evaluate import evaluate
+
+# --- the ladder -------------------------------------------------------------------------------
 
 
-def _ladder_trace(
+def ladder(settings: SiteSettings) -> pd.DataFrame:
+    """Speedup and throughputs vs concurrency, for every drafter and context (defaults otherwise)."""
+    return ladder_frame(settings, None)
+
+
+def ladder_frame(
+    settings: SiteSettings,
+    hardware: str | None,
+    contexts: ArrayLike = CONTEXTS,
+    drafters: tuple[str, ...] | None = None,
+) -> pd.DataFrame:
+    batch, t, d = np.meshgrid(
+        CONCURRENCY, np.asarray(contexts), np.array(drafters or site_drafters(settings)), indexing="ij"
+    )
+    ev = evaluate(settings=settings, concurrency=batch, context=t, drafter=d, hardware=hardware)
+    return evaluation_frame(
+        ev,
+        concurrency=batch,
+        context=t,
+        drafter=d,
+        speedup=ev.speedup,
+        spec_tokens_per_s=ev.spec_tokens_per_s,
+        base_tokens_per_s=ev.base_tokens_per_s,
+        fits=ev.fits,
+        memory_gib=ev.memory_required_bytes / GIB,
+        usable_gib=ev.usable_memory_bytes / GIB,
+    )
+
+
+def ladder_trace(
     part: pd.DataFrame,
     drafter: str,
     context: int,
@@ -56,7 +104,7 @@ def _ladder_trace(
     )
 
 
-def ladder(data: pd.DataFrame, deployment: ArticleDeployment, default_context: int = 2048) -> go.Figure:
+def draw_ladder(data: pd.DataFrame, deployment: ArticleDeployment, default_context: int = 2048) -> go.Figure:
     """Speedup vs concurrency for each drafter, with a slider over context; open markers do
     not fit in memory."""
     fig = th.base_figure(height=480)
@@ -66,7 +114,7 @@ def ladder(data: pd.DataFrame, deployment: ArticleDeployment, default_context: i
         group = []
         for drafter, part in data[data["context"] == context].groupby("drafter", sort=False):
             group.append(len(fig.data))
-            fig.add_trace(_ladder_trace(part, drafter, context, bool(context == default_context), deployment))
+            fig.add_trace(ladder_trace(part, drafter, context, bool(context == default_context), deployment))
         groups.append(group)
     x = data["concurrency"]
     always = [len(fig.data)]
@@ -97,47 +145,37 @@ def ladder(data: pd.DataFrame, deployment: ArticleDeployment, default_context: i
     return fig
 
 
-def hardware_ladders(data: pd.DataFrame, deployment: ArticleDeployment, default_context: int = 2048) -> go.Figure:
-    """The ladder on several cards side by side (one panel each, shared speedup axis), with
-    one slider over context for all panels; open markers do not fit on that card."""
-    cards = list(dict.fromkeys(data["hardware"]))
-    names = [data.loc[data["hardware"] == c, "hardware_name"].iloc[0] for c in cards]
-    fig = make_subplots(rows=1, cols=len(cards), shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=names)
-    fig.update_layout(template=th.TEMPLATE, height=500, autosize=True)
-    contexts = sorted(data["context"].unique())
-    x = data["concurrency"]
-    groups = []
-    for context in contexts:
-        group = []
-        for col, card in enumerate(cards, start=1):
-            part_ctx = data[(data["hardware"] == card) & (data["context"] == context)]
-            for drafter, part in part_ctx.groupby("drafter", sort=False):
-                group.append(len(fig.data))
-                fig.add_trace(
-                    _ladder_trace(
-                        part,
-                        drafter,
-                        context,
-                        bool(context == default_context),
-                        deployment,
-                        col == 1,
-                        f", {names[col - 1]}",
-                    ),
-                    row=1,
-                    col=col,
-                )
-        groups.append(group)
-    always = []
-    for col in range(1, len(cards) + 1):
-        always.append(len(fig.data))
-        th.reference_line(fig, 1.0, x.min(), x.max(), row=1, col=col)
-    steps = visibility_steps([f"{c:,}" for c in contexts], groups, always, "context")
-    fig.update_xaxes(**th.log2_axis([2**i for i in range(0, 11, 2)]), title_text="concurrent sequences")
-    fig.update_yaxes(range=[0, float(data["speedup"].max()) * 1.08], ticksuffix="x")
-    fig.update_yaxes(title_text="speedup over plain decoding", row=1, col=1)
-    fig.update_layout(sliders=[slider(steps, contexts.index(default_context), "context (prompt tokens): ")])
-    pl.side_by_side(fig, len(cards), slider=True)
-    return fig
+LADDER_FIGURE = FigureSpec(
+    "ladder",
+    "Speedup against concurrency for each drafter",
+    "The ladder: each drafter's speedup as concurrent sequences rise. Magenta points are more than 3% slower "
+    "than plain decoding, grey ones within 3% of it; open markers do not fit in memory. The slider sets the "
+    "prompt length.",
+    ladder,
+    lambda d, s: draw_ladder(d, s.deployment),
+    setting=lambda s: {},
+)
+
+
+# --- the break-even map -----------------------------------------------------------------------
+
+
+def breakeven_map(settings: SiteSettings) -> pd.DataFrame:
+    """For every drafter, concurrency and context: the best gamma (1..10) and its speedup."""
+    batch, t, d, g = np.meshgrid(CONCURRENCY, CONTEXTS, np.array(site_drafters(settings)), GAMMAS, indexing="ij")
+    ev = evaluate(settings=settings, concurrency=batch, context=t, drafter=d, gamma=g)
+    best = np.argmax(ev.speedup, axis=-1)
+    speedup = np.take_along_axis(ev.speedup, best[..., None], axis=-1)[..., 0]
+    return pd.DataFrame(
+        {
+            "concurrency": batch[..., 0].ravel(),
+            "context": t[..., 0].ravel(),
+            "drafter": d[..., 0].ravel(),
+            "best_gamma": GAMMAS[best].ravel(),
+            "speedup": speedup.ravel(),
+            "fits": ev.fits[..., 0].ravel(),
+        }
+    )
 
 
 def _map_traces(
@@ -153,35 +191,63 @@ def _map_traces(
     # A flat near-white band over the speedups called even (within EVEN_MARGIN of 1x).
     band = float(np.log2(1 + EVEN_MARGIN)) / (2 * span)
     heatmap = go.Heatmap(
-        x=xs, y=ys, z=np.log2(speed), zmin=-span, zmax=span,
+        x=xs,
+        y=ys,
+        z=np.log2(speed),
+        zmin=-span,
+        zmax=span,
         colorscale=[[0.0, th.LOSS], [0.5 - band, "#f2f2f2"], [0.5 + band, "#f2f2f2"], [1.0, th.ROLE_COLORS["ngram"]]],
-        text=np.where(gains, gamma.astype(str), "off"), texttemplate="%{text}", customdata=speed,
-        hovertext=[sequences(concurrencies)] * len(contexts), visible=visible, name=label,
-        colorbar={"title": {"text": "speedup"}, "tickvals": [-2, -1, 0, 1, 2],
-                  "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"]},
-        hovertemplate="%{hovertext}, context %{y}<br>best gamma %{text}: %{customdata:.2f}x<extra>" + label
+        text=np.where(gains, gamma.astype(str), "off"),
+        texttemplate="%{text}",
+        customdata=speed,
+        hovertext=[sequences(concurrencies)] * len(contexts),
+        visible=visible,
+        name=label,
+        colorbar={
+            "title": {"text": "speedup"},
+            "tickvals": [-2, -1, 0, 1, 2],
+            "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"],
+        },
+        hovertemplate="%{hovertext}, context %{y}<br>best gamma %{text}: %{customdata:.2f}x<extra>"
+        + label
         + "</extra>",
-    )  # fmt: skip
-    # Unlabelled: a label would print over the cells' numbers (the caption says what the line is).
-    contour = go.Contour(
-        x=xs, y=ys, z=speed, contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": False},
-        # Dark in both schemes: it runs over the map's near-white 1x cells, not the page.
-        line={"width": 3, "color": "#1f1f1f"}, showscale=False, visible=visible, hoverinfo="skip",
-        showlegend=False, name="1.0x contour",
-    )  # fmt: skip
+    )
     rows, cols = np.nonzero(~part["fits"].loc[contexts, concurrencies].to_numpy(dtype=bool))
     boxes = go.Scatter(
-        x=[xs[c] for c in cols], y=[ys[r] for r in rows], mode="markers", visible=visible, showlegend=False,
+        x=[xs[c] for c in cols],
+        y=[ys[r] for r in rows],
+        mode="markers",
+        visible=visible,
+        showlegend=False,
         marker={"symbol": "square-open", "size": 30, "line": {"width": 1.5}, "color": th.NEUTRAL},
-        name="does not fit in memory", hovertext=sequences([concurrencies[c] for c in cols]),
+        name="does not fit in memory",
+        hovertext=sequences([concurrencies[c] for c in cols]),
         customdata=[[float(speed[r, c]), str(gamma[r, c]) if gains[r, c] else "off"] for r, c in zip(rows, cols)],
         hovertemplate="%{hovertext}, context %{y}<br>best gamma %{customdata[1]}: %{customdata[0]:.2f}x,"
         " but does not fit in memory<extra>" + label + "</extra>",
-    )  # fmt: skip
-    return [heatmap, contour, boxes]
+    )
+    return [heatmap, _contour(xs, ys, speed, visible), boxes]
 
 
-def breakeven_map(data: pd.DataFrame, deployment: ArticleDeployment, default: str | None = None) -> go.Figure:
+def _contour(xs: list[str], ys: list[str], speed: np.ndarray, visible: bool) -> go.Contour:
+    """The 1.0x contour of a drafter's map: the edge between gaining and losing cells."""
+    # Unlabelled: a label would print over the cells' numbers (the caption says what the line is).
+    return go.Contour(
+        x=xs,
+        y=ys,
+        z=speed,
+        contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": False},
+        # Dark in both schemes: it runs over the map's near-white 1x cells, not the page.
+        line={"width": 3, "color": "#1f1f1f"},
+        showscale=False,
+        visible=visible,
+        hoverinfo="skip",
+        showlegend=False,
+        name="1.0x contour",
+    )
+
+
+def draw_breakeven_map(data: pd.DataFrame, deployment: ArticleDeployment, default: str | None = None) -> go.Figure:
     """Speedup at the best gamma over concurrency x context, per drafter (buttons), with the
     1.0x contour and the best gamma written in each cell."""
     fig = th.base_figure(height=520)
@@ -201,8 +267,17 @@ def breakeven_map(data: pd.DataFrame, deployment: ArticleDeployment, default: st
         visible = [i in group for i in range(len(fig.data))]
         buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.drafter_short_label(drafter)})
     # name: the label of the page's own control for this menu (docs/javascripts/figures.js).
-    menu = {"name": "drafter", "type": "buttons", "direction": "right", "buttons": buttons,
-            "active": drafters.index(default), "x": 0, "y": 1.14, "xanchor": "left", "showactive": True}  # fmt: skip
+    menu = {
+        "name": "drafter",
+        "type": "buttons",
+        "direction": "right",
+        "buttons": buttons,
+        "active": drafters.index(default),
+        "x": 0,
+        "y": 1.14,
+        "xanchor": "left",
+        "showactive": True,
+    }
     fig.update_layout(
         updatemenus=[menu],
         xaxis={"title": "concurrent sequences", "type": "category"},
@@ -232,3 +307,23 @@ def _map_narrow(fig: go.Figure, xs: list[str], groups: list[list[int]]) -> None:
     heatmap = {"textfont.size": 10, "colorbar.title.side": "top", **{f"colorbar.{k}": v for k, v in colorbar.items()}}
     heatmaps, boxes = [g[0] for g in groups], [g[2] for g in groups]
     pl.set_narrow(fig, narrow, [(heatmaps, heatmap), (boxes, {"marker.size": 22})])
+
+
+BREAKEVEN_FIGURE = FigureSpec(
+    "breakeven",
+    "Break-even map over concurrency and context",
+    "Each cell is the speedup at the best γ, written in the cell (off: no γ gains more than 3%): teal cells "
+    "gain, magenta cells lose, grey ones are within 3% of even; the dark line is the 1.0x contour, the edge "
+    "between gaining and losing cells, and boxed cells do not fit in memory. The drafter menu (or the buttons) "
+    "above the map switches drafters.",
+    breakeven_map,
+    lambda d, s: draw_breakeven_map(d, s.deployment),
+    setting=lambda s: {"concurrency": 64, "gamma": 1},
+)
+
+
+FIGURES: tuple[FigureSpec, ...] = (
+    LADDER_FIGURE,
+    BREAKEVEN_FIGURE,
+)
+"""The figures of this module, in the order of their pages."""

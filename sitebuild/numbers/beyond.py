@@ -2,7 +2,7 @@
 four H100s against its measurements, the same deployment on MI300X, trees against a chain,
 and a mixture of experts against a dense model.
 
-The deployments, drafters and workloads are those of :mod:`sitebuild.figures_data_multigpu`,
+The deployments, drafters and workloads are those of :mod:`sitebuild.figures.beyond`,
 so that the prose quotes the figures' own scenarios.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild import figures_data_multigpu as multi
 from sitebuild.config import SiteSettings
+from sitebuild.figures import beyond as multi
 from sitebuild.numbers.text import Number, first_where, gib, name, percent, plain, times
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary
@@ -116,7 +116,7 @@ def card_numbers(settings: SiteSettings) -> dict[str, Number]:
 
 
 def tree_numbers(settings: SiteSettings) -> dict[str, Number]:
-    """The chain and the trees of :data:`sitebuild.figures_data_multigpu.TREES`: their shapes,
+    """The chain and the trees of :data:`sitebuild.figures.beyond.TREES`: their shapes,
     speedups at 1 and 64 sequences, tokens per verify pass and arithmetic."""
     data = multi.tree_ladder(settings)
     n: dict[str, Number] = {"tree_steps": plain(multi.TREE_STEPS, 0)}

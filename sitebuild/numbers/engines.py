@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sitebuild.config import SiteSettings
-from sitebuild.figures_data import validation
+from sitebuild.figures.engines import validation
 from sitebuild.fit_records import read_subset_fits
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, percent, plain

@@ -4,7 +4,7 @@ arithmetic, and Algorithm 1 run."""
 from __future__ import annotations
 
 from sitebuild.config import SiteSettings
-from sitebuild.figures_data import SAMPLING_SEED, SAMPLING_TRIALS
+from sitebuild.figures.acceptance import SAMPLING_SEED, SAMPLING_TRIALS
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, name, plain, speedup_at, times
 from sitebuild.sampling import total_variation_distance, toy_demo

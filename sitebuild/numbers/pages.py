@@ -6,7 +6,7 @@ from __future__ import annotations
 import tomllib
 
 from sitebuild.config import SiteSettings
-from sitebuild.figures_data import COMPARED_HARDWARE
+from sitebuild.figures.cards import COMPARED_HARDWARE
 from sitebuild.numbers.common import one
 from sitebuild.numbers.text import Number, name, plain
 from sitebuild.paths import LITERATURE

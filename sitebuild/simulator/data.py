@@ -22,7 +22,7 @@ import numpy as np
 
 from sitebuild import theme
 from sitebuild.config import SiteSettings
-from sitebuild.figures_data import site_drafters
+from sitebuild.figures.common import site_drafters
 from sitebuild.simulator.log import as_counters, expected_counters, grid_counters, log_template
 from specmodel import formatting
 from specmodel.model.acceptance import tokens_per_iteration_pmf

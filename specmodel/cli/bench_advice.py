@@ -4,7 +4,7 @@ The runs (``vllm bench serve --save-result`` JSON, SGLang ``bench_serving`` line
 measurement CSV; :func:`specmodel.server_runs.load_runs`) are paired into measured speedups
 (plain TPOT / speculative TPOT at each ``max_concurrency`` run both ways). Unless
 ``--engine-profile`` gives a profile, the engine is calibrated to them as ``fit-engine``
-would (:func:`specmodel.engine_calibration.fit_profile`, from ``--engine``'s public
+would (:func:`specmodel.engine_fit.fit_runs`, from ``--engine``'s public
 profile), in memory. The advice is then :func:`specmodel.vllm.advise.advise` at
 ``--concurrency`` (default: the largest concurrency measured with speculation) with the
 acceptance the speculative run measured there (the nearest run's elsewhere), the workload
@@ -64,14 +64,14 @@ def calibrated(args: argparse.Namespace, settings: Settings, runs: list, rows: l
     ``--engine`` profile (vllm by default) fitted to the runs in memory as :data:`CALIBRATED`."""
     if args.engine_profile is not None:
         return settings, args.engine, {"profile": args.engine, "fitted": {}}
-    from specmodel.engine_calibration import fit_profile, timing_rows
+    from specmodel.engine_fit import fit_runs, timings_of
     from specmodel.server_runs import Deployment, plain_timings
 
     first = rows[0]
     deployment = Deployment(hardware=first.hardware, target=first.target, tensor_parallel=first.tensor_parallel)
-    timings = timing_rows(plain_timings([r for r in runs if r.engine != "csv"], deployment), first.method)
+    timings = timings_of(plain_timings([r for r in runs if r.engine != "csv"], deployment), first.method)
     public = settings.engine(args.engine or "vllm")
-    fit = fit_profile(public.model_copy(update={"key": CALIBRATED, "fit": None}), rows, timings)
+    fit = fit_runs(public.model_copy(update={"key": CALIBRATED, "fit": None}), rows, timings)
     calibration = {
         "profile": f"{public.key}, calibrated to the runs",
         "fitted": fit.fitted,

@@ -1,5 +1,5 @@
 """``specmodel fit-engine FILE... --out PROFILE.toml``: an engine profile fitted to a user's own
-serving benchmarks (:mod:`specmodel.server_runs`, :mod:`specmodel.engine_calibration`),
+serving benchmarks (:mod:`specmodel.server_runs`, :mod:`specmodel.engine_fit`),
 written atomically as one TOML table (:func:`specmodel.model.profile_file.profile_text`) that
 ``--engine-profile`` reads. What the runs cannot determine is said on stderr and in the file.
 """
@@ -25,7 +25,7 @@ from specmodel.cli.options import (
     token_budget_option,
 )
 from specmodel.cli.sweep import _refuse_special
-from specmodel.engine_calibration import PRIOR_WIDTHS, SIGMA, CalibrationFit, fit_profile, timing_rows
+from specmodel.engine_fit import PRIOR_WIDTHS, SIGMA, RunsFit, fit_runs, timings_of
 from specmodel.errors import SpecModelError
 from specmodel.model.engines import EngineProfile, FitProvenance
 from specmodel.model.profile_file import KEY_PATTERN, profile_text
@@ -36,7 +36,8 @@ from specmodel.server_runs.runs import MAX_RESULT_BYTES
 
 METHOD = (
     f"regularised least squares on log(predicted / measured), sigma {SIGMA:g} per row, plus (log value - log "
-    "public) / width per fitted constant; Levenberg-Marquardt; se from cov = s^2 (J^T J)^-1, s^2 >= 1"
+    "public) / width per fitted constant; scipy trust-region reflective least squares (specmodel.engine_fit); "
+    "se from cov = s^2 (J^T J)^-1, s^2 >= 1"
 )
 
 
@@ -81,11 +82,11 @@ def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
     )  # fmt: skip
     rows = paired_measurements(runs, deployment)
     drafter = args.drafter or next((r.method for r in rows), None) or "eagle"
-    timings = timing_rows(plain_timings(runs, deployment), drafter)
+    timings = timings_of(plain_timings(runs, deployment), drafter)
     if not rows and not timings:
         raise SpecModelError("no run to fit: give plain and speculative runs at the same --max-concurrency")
     public = settings.engines[args.engine]
-    result = fit_profile(public.model_copy(update={"key": args.name}), rows, timings)
+    result = fit_runs(public.model_copy(update={"key": args.name}), rows, timings)
     profile = _with_provenance(result, public, args.files, len(rows) + len(timings))
     for name, reason in result.kept.items():
         print(f"specmodel: note: {name} kept at the public value {getattr(public, name):g}: {reason}", file=sys.stderr)
@@ -98,7 +99,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(read_limited_text(path, f"bench file {path}", MAX_RESULT_BYTES).encode()).hexdigest()
 
 
-def _with_provenance(result: CalibrationFit, public: EngineProfile, files: list[Path], rows: int) -> EngineProfile:
+def _with_provenance(result: RunsFit, public: EngineProfile, files: list[Path], rows: int) -> EngineProfile:
     """The fitted profile with its name, description and ``fit`` provenance."""
     inputs = tuple((p.name, _sha256(p)) for p in files)
     errors = np.abs(result.errors)
@@ -121,7 +122,7 @@ def _with_provenance(result: CalibrationFit, public: EngineProfile, files: list[
     })  # fmt: skip
 
 
-def _comment(result: CalibrationFit, public: EngineProfile) -> str:
+def _comment(result: RunsFit, public: EngineProfile) -> str:
     """The file's leading comment: what was fitted and what was kept, and why."""
     lines = [f"Written by specmodel fit-engine from the public profile {public.key}."]
     lines += [f"fitted {k} = {v:.4g} (relative se {result.relative_se[k]:.0%})" for k, v in result.fitted.items()]
@@ -129,7 +130,7 @@ def _comment(result: CalibrationFit, public: EngineProfile) -> str:
     return "\n".join(lines)
 
 
-def _summary(result: CalibrationFit, public: EngineProfile, out: Path) -> str:
+def _summary(result: RunsFit, public: EngineProfile, out: Path) -> str:
     """The stdout text: each constant public -> fitted with its uncertainty, and the errors."""
     lines = [f"wrote {out} (profile {result.profile.key!r}, from {public.key!r}; use --engine-profile {out})"]
     for k, v in result.fitted.items():

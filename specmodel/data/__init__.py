@@ -1,2 +1,3 @@
 """The data files, each number with its source: hardware, models, heads, engine profiles,
-public measurements and the calibration table."""
+public measurements and the calibration table; and the notation, each symbol with its meaning
+(``notation.toml``, :mod:`specmodel.notation`)."""

@@ -151,11 +151,12 @@ def tree_candidates_per_depth(
     tree_topk: npt.ArrayLike, verify_tokens: npt.ArrayLike, gamma: npt.ArrayLike, depths: int
 ) -> FloatArray:
     """Candidates k_j a tree of gamma depths holds at depths j = 1..``depths`` (trailing axis)
-    with V - 1 guesses of at most K per depth: first one per depth (the chain, as deep as the
-    guesses reach), then the other E = V - 1 - min(gamma, V - 1) as extra candidates from the
-    shallowest depth down, K - 1 at most at each, as a tree that keeps its highest-probability
-    nodes would (a shallow node's path is shorter, so likelier):
-    ``k_j = [j <= min(gamma, V - 1)] + clip(E - (K - 1)(j - 1), 0, K - 1)`` (0 past gamma).
+    with Q_v - 1 guesses (``verify_tokens``) of at most w per depth (``tree_topk``): first one
+    per depth (the chain, as deep as the guesses reach), then the other
+    ``spare = Q_v - 1 - min(gamma, Q_v - 1)`` as extra candidates from the shallowest depth
+    down, w - 1 at most at each, as a tree that keeps its highest-probability nodes would (a
+    shallow node's path is shorter, so likelier):
+    ``k_j = [j <= min(gamma, Q_v - 1)] + clip(spare - (w - 1)(j - 1), 0, w - 1)`` (0 past gamma).
 
     >>> tree_candidates_per_depth(4, 8, 4, 4).tolist(), tree_candidates_per_depth(1, 5, 4, 5).tolist()
     ([4.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 0.0])
@@ -178,9 +179,9 @@ def tree_per_position(
     conditional acceptance ``a_j = u_j / u_(j-1)``, and the tree reaches depth j when one of
     them is: ``u'_j = prod_(i <= j) (1 - (1 - a_i) ** k_i)``.
 
-    Independent candidates make this an upper bound: a drafter's top-K guesses at one depth
+    Independent candidates make this an upper bound: a drafter's top-w guesses at one depth
     are correlated, and a candidate accepted beside the chain's node does not lead on to the
-    chain's deeper nodes. For a chain (K = 1, V = gamma + 1) it returns u_j. The tree's own
+    chain's deeper nodes. For a chain (w = 1, Q_v = gamma + 1) it returns u_j. The tree's own
     acceptance can be given instead, measured (a mean acceptance length).
 
     >>> tree_per_position([0.75, 0.5], 2, 5, 2).round(4).tolist()

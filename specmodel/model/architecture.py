@@ -270,10 +270,10 @@ def dense_flops_per_position(arch: Architecture, flops_per_parameter: float) -> 
     (``FLOPS_PER_PARAMETER``, 2).
 
     One multiply-add (2 FLOPs) per weight a position uses, the 2N rule of Kaplan et al. 2020
-    (arXiv:2001.08361, Eq. 2.2). Following the article, N counts every weight the position
-    goes through, embedding table included (see ``FLOPS_PER_PARAMETER``): all the weights of
-    a dense model; of a mixture-of-experts model's experts only the k the position is routed
-    to in each MoE layer (:func:`active_parameter_count`).
+    (arXiv:2001.08361, Eq. 2.2; their N is P here). Following the article, P counts every
+    weight the position goes through, embedding table included (see ``FLOPS_PER_PARAMETER``):
+    all the weights of a dense model; of a mixture-of-experts model's experts only the k the
+    position is routed to in each MoE layer (:func:`active_parameter_count`).
 
     >>> from specmodel.model.specs import get_architecture
     >>> dense_flops_per_position(get_architecture("qwen3-8b"), 2) / 1e9

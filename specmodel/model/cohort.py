@@ -6,8 +6,8 @@ a sequence leaves the batch once it has its G tokens (tokens past G are discarde
 cohort runs until the last one finishes. Plain decoding is the case X = 1: exactly G passes.
 This draining model and its sums are the project's own derivation.
 
-With N the number of iterations a sequence needs, T_k = X_1 + ... + X_k the tokens after k
-iterations and ``S_i = P(N >= i) = P(T_{i-1} <= G - 1)``:
+With N_it the number of iterations a sequence needs, T_k = X_1 + ... + X_k the tokens after k
+iterations and ``S_i = P(N_it >= i) = P(T_{i-1} <= G - 1)``:
 
 * iteration i runs with probability ``1 - (1 - S_i) ** B`` (some sequence is unfinished);
 * when it runs, it holds on average ``B S_i / (1 - (1 - S_i) ** B)`` sequences;
@@ -138,7 +138,7 @@ def _leading(pmf: FloatArray, g: int) -> tuple[int, int, FloatArray]:
 
 @dataclass(frozen=True)
 class Survival:
-    """``S_i = P(N >= i)``, i = 1..G, of each row in compact form: 1 for i <= ``start``,
+    """``S_i = P(N_it >= i)``, i = 1..G, of each row in compact form: 1 for i <= ``start``,
     ``window[:, j]`` for i = start + 1 + j, 0 after (below 1e-15)."""
 
     start: IntArray  #: leading iterations with S_i = 1, per row
@@ -157,7 +157,7 @@ class Survival:
         return Survival(self.start[rows], self.window[rows], self.generated_tokens)
 
     def expected_iterations(self) -> FloatArray:
-        """``E[N] = sum_i S_i = start + sum_j window_j`` per row."""
+        """``E[N_it] = sum_i S_i = start + sum_j window_j`` per row."""
         summed = np.cumsum(self.window, axis=1)[:, -1] if self.window.shape[1] else 0.0
         return np.asarray(self.start + summed, dtype=float)
 
@@ -225,7 +225,7 @@ def _own_end(window: FloatArray, start: IntArray, g: int) -> FloatArray:
 
 
 def expected_iterations(survival):
-    """``E[N] = sum_i P(N >= i)``: iterations one sequence needs for its G tokens.
+    """``E[N_it] = sum_i P(N_it >= i)``: iterations one sequence needs for its G tokens.
 
     >>> float(expected_iterations(np.array([1.0, 1.0, 0.5])))
     2.5
@@ -289,7 +289,7 @@ class CohortTable:
         return self.runs_before[row, -1]
 
     def total_sequences(self, row: IntArray) -> FloatArray:
-        """``sum_i B S_i = B E[N]``: expected sequence-iterations of each ``row``."""
+        """``sum_i B S_i = B E[N_it]``: expected sequence-iterations of each ``row``."""
         return self.sequences_before[row, -1]
 
     def count_above(self, row, threshold):

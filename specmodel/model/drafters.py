@@ -14,7 +14,7 @@ object that prices its own passes.
 A drafter returns the coefficients of one draft step (:meth:`Drafter.step`), of what it
 reads once per iteration (:meth:`Drafter.once_per_iteration`), and the fixed terms an
 engine charges it (:meth:`Drafter.engine_terms`: time per step, CPU time per sequence, the
-share of iterations it drafts in). A tree of guesses is any of these drafting K candidates
+share of iterations it drafts in). A tree of guesses is any of these drafting w candidates
 per step (the scenario's ``tree_topk``, :mod:`specmodel.model.layout`); its gamma steps run
 the query positions per sequence its engine's construction runs
 (:func:`specmodel.model.trees.draft_positions`), priced from the same :meth:`Drafter.step`.

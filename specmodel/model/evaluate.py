@@ -106,7 +106,7 @@ def _evaluate_grid(grid: ScenarioGrid, settings: Settings) -> Evaluation:
 
 def _tree_acceptance(per_position: FloatArray, grid: ScenarioGrid) -> FloatArray:
     """The chain's ``per_position`` acceptance reshaped for the scenarios that draft a tree
-    (K > 1, or fewer than gamma + 1 positions verified) by :func:`acc.tree_per_position`;
+    (w > 1, or fewer than Q_v = gamma + 1 positions verified) by :func:`acc.tree_per_position`;
     on the compact forms of the grid's fields."""
     k, v, g = (compact(x) for x in (grid.tree_topk, grid.verify_tokens, grid.gamma))
     tree = (k > 1) | (v < g + 1)
@@ -243,7 +243,7 @@ def _evaluate(
         once=price_pass(once, n, 1, hw, me, eta, draft_gpus, kernel),
     )
     timing = _timing(grid, passes, terms, pmf, rows.ravel(), batch, g, t, tokens_per_iteration, tgt)
-    # The readouts' verify pass scores all V positions (gamma + 1 for a chain); timing uses the mean Q.
+    # The readouts' verify pass scores all Q_v positions (gamma + 1 for a chain); timing uses the mean Q.
     verify = price_pass(tgt, n, verified, hw, me, eta, gpus, kernel)
     flat = {
         **_throughputs(timing, batch, generated, tokens_per_iteration, positions),

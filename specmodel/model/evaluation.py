@@ -19,11 +19,11 @@ class Evaluation:
     Two speedups, as benchmarks report them (:data:`specmodel.measurements.SPEEDUP_DEFINITIONS`):
 
     - ``throughput_speedup`` (= ``speedup``): end-to-end output throughput, speculative over
-      plain, at the same concurrency, ``(G t_plain + P_plain) / (N t_iter + P_spec)`` per
+      plain, at the same concurrency, ``(G t_plain + P_plain) / (N_it t_iter + P_spec)`` per
       sequence, where P is the time the prefill of the prompts that replace finished sequences
       adds to the passes (steady batching; ``vllm bench serve``'s output throughput).
     - ``decode_speedup``: plain time per output token over speculative time per output token
-      in decode alone, ``G t_plain / (N t_iter)`` (vanilla TPOT / speculative TPOT; what a
+      in decode alone, ``G t_plain / (N_it t_iter)`` (vanilla TPOT / speculative TPOT; what a
       user feels once the answer streams). Other requests' prefill in the same passes is not
       counted, so it is a measured TPOT ratio exactly at one request.
 
@@ -118,10 +118,10 @@ def arithmetic_ratio(
     generated_tokens: int,
 ) -> Any:
     """FLOPs per output token, speculative over plain:
-    ``E[N_it] (Q f_t + gamma K f_d) / (G f_t)``, where a sequence needs E[N_it] iterations of one
-    verify pass over Q positions (gamma + 1 for a chain, V for a tree; fewer on average for an
-    n-gram lookup that does not always find a match) and gamma draft passes of K positions
-    each (``draft_positions`` = gamma K; K = 1 for a chain) for its G tokens, and plain
+    ``E[N_it] (Q f_t + gamma Q_d f_d) / (G f_t)``, where a sequence needs E[N_it] iterations of
+    one verify pass over Q positions (gamma + 1 for a chain, Q_v for a tree; fewer on average for
+    an n-gram lookup that does not always find a match) and gamma draft passes of Q_d positions
+    each (``draft_positions`` = gamma Q_d; Q_d = 1 for a chain) for its G tokens, and plain
     decoding spends f_t per token. Compare Leviathan et al. 2023 (arXiv:2211.17192),
     Theorem 3.11, which is the i.i.d., no-overshoot chain.
 

@@ -6,10 +6,10 @@ Tensor parallelism follows vLLM: ``tensor_parallel_size`` N_g must divide the ta
 attention heads, and the drafter runs on all N_g GPUs or on one
 (``draft_tensor_parallel_size``: "can only be 1 or the same as the target model's tensor
 parallel size", vllm/config/speculative.py). A tree draft follows SGLang's EAGLE options:
-``speculative_eagle_topk`` K candidates per step, ``speculative_num_steps`` gamma steps,
-``speculative_num_draft_tokens`` V positions verified (the root and V - 1 guesses), at
-most the ``K + (gamma - 1) K^2`` candidates SGLang scores (:mod:`specmodel.model.trees`);
-K = 1 is a chain, and verifies V = gamma + 1.
+``speculative_eagle_topk`` w candidates per step, ``speculative_num_steps`` gamma steps,
+``speculative_num_draft_tokens`` Q_v positions verified (the root and Q_v - 1 guesses), at
+most the ``w + (gamma - 1) w^2`` candidates SGLang scores (:mod:`specmodel.model.trees`);
+w = 1 is a chain, and verifies Q_v = gamma + 1.
 """
 
 from __future__ import annotations
@@ -85,12 +85,13 @@ def check_parallelism(
 def check_tree(
     tree_topk: Any, verify_tokens: Any, gamma: Any, drafters: np.ndarray, later: Any = None
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """``(K, V, P_later)`` as integer arrays: K candidates per step (1: a chain); V positions
-    verified, from 2 to the ``K + (gamma - 1) K^2 + 1`` SGLang's candidate pool allows
-    (:func:`specmodel.model.trees.max_verify_tokens`; default K gamma + 1, the K kept nodes
-    of each depth), and gamma + 1 exactly for a chain; ``P_later``, the draft positions per
+    """``(w, Q_v, later)`` as integer arrays: w candidates per step (``tree_topk``; 1: a
+    chain); Q_v positions verified (``verify_tokens``), from 2 to the
+    ``w + (gamma - 1) w^2 + 1`` SGLang's candidate pool allows
+    (:func:`specmodel.model.trees.max_verify_tokens`; default w gamma + 1, the w kept nodes
+    of each depth), and gamma + 1 exactly for a chain; ``later``, the draft positions per
     sequence of the gamma - 1 passes after the first (``tree_draft_positions``; default
-    SGLang's (gamma - 1) K, :func:`specmodel.model.trees.sglang_later_positions`). An n-gram
+    SGLang's (gamma - 1) w, :func:`specmodel.model.trees.sglang_later_positions`). An n-gram
     lookup drafts one chain."""
     k = check_integer("tree_topk", tree_topk, 1, MAX_TREE_TOPK)
     g = np.asarray(gamma)
@@ -123,7 +124,7 @@ def check_tree(
 
 def _check_later(later: Any, gamma: np.ndarray, verify_tokens: np.ndarray) -> IntArray:
     """``tree_draft_positions`` checked: from gamma - 1 (one position per later pass) to
-    (gamma - 1)(V - 1) (each later pass re-running at most every drafted node)."""
+    (gamma - 1)(Q_v - 1) (each later pass re-running at most every drafted node)."""
     p = check_integer("tree_draft_positions", later, 0)
     p_b, g_b, v_b = np.broadcast_arrays(p, gamma, verify_tokens)
     bad = (p_b < g_b - 1) | (p_b > (g_b - 1) * (v_b - 1))

@@ -146,9 +146,9 @@ class PassPrice:
     peak_flops: float  #: FLOP/s, datasheet
     memory_efficiency: Numeric  #: ``MEMORY_EFFICIENCY``, or the engine's own
     compute_efficiency: Numeric  #: ``COMPUTE_EFFICIENCY``, or the engine's own
-    shards: Numeric = 1.0  #: N, GPUs the weights and arithmetic are split over
+    shards: Numeric = 1.0  #: N_g, GPUs the weights and arithmetic are split over (a drafter's: 1 or N_g)
     kv_share: Numeric = 1.0  #: share of the cache one GPU holds
-    layers: Numeric = 0.0  #: L, whose 2 L all-reduces a pass split over N > 1 GPUs pays
+    layers: Numeric = 0.0  #: L, whose 2 L all-reduces a pass split over N_g > 1 GPUs pays
     activation_bytes: Numeric = 0.0  #: D b, what one query position sends through each all-reduce
     link_bandwidth: Numeric = np.inf  #: B/s each GPU of the group sends, per direction
     link_latency: Numeric = 0.0  #: seconds of one all-reduce before a byte moves
@@ -172,14 +172,14 @@ class PassPrice:
         return self.weight_bytes + routed_expert_bytes(self.expert_bytes, tokens, self.experts, self.experts_per_token)
 
     def bytes(self, batch: Numeric) -> Numeric:
-        """``W' / N + B n kv s``, one GPU's bytes (:func:`specmodel.model.roofline.pass_bytes`;
+        """``W' / N_g + B n kv s``, one GPU's bytes (:func:`specmodel.model.roofline.pass_bytes`;
         W' the weights read, :meth:`weights_read`; s its share of the cache)."""
         return roofline.pass_bytes(
             self.weights_read(batch) / self.shards, self.kv_bytes_per_token * self.kv_share, batch, self.kv_length
         )
 
     def flops(self, batch: Numeric) -> Numeric:
-        """``Q (B f) / N``, one GPU's FLOPs (:func:`specmodel.model.roofline.pass_flops`)."""
+        """``Q (B f) / N_g``, one GPU's FLOPs (:func:`specmodel.model.roofline.pass_flops`)."""
         return roofline.pass_flops(self.position_flops, batch, self.positions) / self.shards
 
     def comm_time(self, batch: Numeric) -> Numeric:
@@ -193,7 +193,7 @@ class PassPrice:
         return roofline.memory_time(self.bytes(batch), self.memory_bandwidth, self.memory_efficiency)
 
     def weights_memory_time(self, batch: Numeric) -> Numeric:
-        """Seconds of the pass's memory time spent reading weights (``W' / N`` of
+        """Seconds of the pass's memory time spent reading weights (``W' / N_g`` of
         :meth:`bytes`, routed experts included)."""
         return roofline.memory_time(
             self.weights_read(batch) / self.shards, self.memory_bandwidth, self.memory_efficiency
@@ -205,7 +205,7 @@ class PassPrice:
         return roofline.memory_time(kv, self.memory_bandwidth, self.memory_efficiency)
 
     def expert_flops(self, batch: Numeric) -> Numeric:
-        """``Q B f_e / N``, one GPU's routed expert FLOPs (part of :meth:`flops`)."""
+        """``Q B f_e / N_g``, one GPU's routed expert FLOPs (part of :meth:`flops`)."""
         return roofline.pass_flops(self.expert_flops_per_position, batch, self.positions) / self.shards
 
     def compute_time(self, batch: Numeric, extra_flops: Numeric = 0.0) -> Numeric:

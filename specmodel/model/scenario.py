@@ -5,16 +5,16 @@ values the grid and the simulator sweep.
 broadcasting form: the same fields as numpy arrays that broadcast together, validated
 elementwise, with the deployment's names filled in. :func:`specmodel.evaluate` takes either.
 
-Fields (notation of the model page): B ``concurrency`` sequences, each with T ``context``
-prompt tokens, generating G ``generated_tokens``; gamma draft tokens per iteration from a
-``drafter``; acceptance either as a profile (``acceptance`` ``falling`` or ``same``) with
-its first-position rate ``alpha``, or measured, as the unconditional ``per_position``
-acceptance u_1..u_gamma; on ``tensor_parallel`` cards of ``hardware`` serving ``target``
-(the drafter on ``draft_tensor_parallel`` of them); a chain of guesses, or a tree with
-``tree_topk`` candidates per step of which the target verifies ``verify_tokens`` positions,
-drafted in passes of ``tree_draft_positions`` positions per sequence after the first
-(SGLang's construction by default, vLLM's from its ``speculative_token_tree``;
-:mod:`specmodel.model.trees`).
+Fields (in the notation of the model page, :mod:`specmodel.notation`): B ``concurrency``
+sequences, each with T ``context`` prompt tokens, generating G ``generated_tokens``; gamma
+draft tokens per iteration from a ``drafter``; acceptance either as a profile (``acceptance``
+``falling`` or ``same``) with its first-position rate ``alpha``, or measured, as the
+unconditional ``per_position`` acceptance u_1..u_gamma; on N_g ``tensor_parallel`` cards of
+``hardware`` serving ``target`` (the drafter on ``draft_tensor_parallel`` of them, 1 or N_g);
+a chain of guesses, or a tree with w ``tree_topk`` candidates per step of which the target
+verifies Q_v ``verify_tokens`` positions, drafted in passes of ``tree_draft_positions``
+positions per sequence after the first (SGLang's construction by default, vLLM's from its
+``speculative_token_tree``; :mod:`specmodel.model.trees`).
 """
 
 from __future__ import annotations
@@ -182,10 +182,10 @@ class ScenarioGrid:
     target: str
     engine: StrArray  #: engine profile names (:mod:`specmodel.model.engines`)
     batching: StrArray  #: ``cohort`` or ``steady``
-    tensor_parallel: IntArray  #: N, GPUs the target is split over
-    draft_tensor_parallel: IntArray  #: GPUs the drafter is split over: 1 or N
-    tree_topk: IntArray  #: K, candidates per depth (1: a chain)
-    verify_tokens: IntArray  #: V, positions the verify pass scores (gamma + 1 for a chain)
+    tensor_parallel: IntArray  #: N_g, GPUs the target is split over
+    draft_tensor_parallel: IntArray  #: GPUs the drafter is split over: 1 or N_g
+    tree_topk: IntArray  #: w, candidates per depth (1: a chain)
+    verify_tokens: IntArray  #: Q_v, positions the verify pass scores (gamma + 1 for a chain)
     tree_draft_positions: IntArray  #: positions per sequence of the gamma - 1 draft passes after the first
     profile_acceptance: bool  #: acceptance from a profile (a tree reshapes it), not measured
 

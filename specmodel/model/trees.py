@@ -2,27 +2,33 @@
 many query positions per sequence its draft passes run. Pure functions on numbers or numpy
 arrays; the passes themselves are priced once, by :func:`specmodel.model.passes.price_pass`.
 
-**SGLang** (EAGLE worker; ``speculative_num_steps`` S = gamma, ``speculative_eagle_topk``
-K = ``tree_topk``, ``speculative_num_draft_tokens`` N = ``verify_tokens``; sglang 0.5.5
+Symbols as in the project's notation (:mod:`specmodel.notation`): gamma draft steps, w
+candidates per depth (``tree_topk``), Q_v positions the verify pass scores (``verify_tokens``),
+E[X] tokens per iteration.
+
+**SGLang** (EAGLE worker; ``speculative_num_steps`` = gamma, ``speculative_eagle_topk`` = w,
+``speculative_num_draft_tokens`` = Q_v; sglang 0.5.5
 ``srt/speculative/eagle_worker.py::draft_forward`` and ``eagle_utils.py::organize_draft_results``).
 An iteration runs one draft *extend* pass over each sequence's accepted tokens + 1 (it
-yields the first K candidates, ``forward_draft_extend_after_decode``) and S - 1 draft
-passes of exactly K query positions per sequence (the K kept branches, one token each);
-each of those scores K children per branch, so the candidate pool is ``C = K + (S - 1) K^2``
-and the verify tree keeps the best N - 1 of them by cumulative probability plus the root:
-``N - 1 <= C`` (``torch.topk`` fails past it). With K = 1 SGLang sets N = S + 1
+yields the first w candidates, ``forward_draft_extend_after_decode``) and gamma - 1 draft
+passes of exactly w query positions per sequence (the w kept branches, one token each);
+each of those scores w children per branch, so the candidate pool holds
+``w + (gamma - 1) w^2`` candidates and the verify tree keeps the best Q_v - 1 of them by
+cumulative probability plus the root: ``Q_v - 1 <= w + (gamma - 1) w^2`` (``torch.topk``
+fails past it). With w = 1 SGLang sets Q_v = gamma + 1
 (``server_args.py::_handle_speculative_decoding``).
 
 **vLLM** (``speculative_token_tree``, vllm 0.10.1.1 ``v1/spec_decode/eagle.py::propose_tree``):
-level widths w_1..w_D (D = gamma); pass 0 over the accepted tokens + 1, then D - 1 passes,
-the one drafting level L + 1 re-running every tree token drafted so far,
-``w_1 + ... + w_L`` query positions per sequence.
+level widths w_1..w_gamma (w_j candidates at depth j, a tree gamma levels deep; its w is the
+widest, max_j w_j); pass 0 over the accepted tokens + 1, then gamma - 1 passes, the one
+drafting level j + 1 re-running every tree token drafted so far, ``w_1 + ... + w_j`` query
+positions per sequence.
 
-A chain (K = 1) keeps the article's convention: every one of its gamma passes is one
+A chain (w = 1) keeps the article's convention: every one of its gamma passes is one
 position per sequence (the extend pass's accepted tokens are not priced), so its numbers are
 unchanged. A tree's first pass is priced at its accepted tokens + 1, the measured or modelled
-mean tokens per iteration E[X] (eager mode; SGLang pads it to S + 1 under CUDA graphs, but
-the model prices no padding anywhere, in verify or plain passes either).
+mean tokens per iteration E[X] (eager mode; SGLang pads it to gamma + 1 under CUDA graphs,
+but the model prices no padding anywhere, in verify or plain passes either).
 """
 
 from __future__ import annotations
@@ -36,8 +42,9 @@ from specmodel.model.types import FloatArray
 
 
 def candidate_pool(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray:
-    """Candidates SGLang's draft scores per sequence per iteration, ``C = K + (S - 1) K^2``
-    (K at the extend pass, K^2 at each of the S - 1 draft passes; ``organize_draft_results``).
+    """Candidates SGLang's draft scores per sequence per iteration, ``w + (gamma - 1) w^2``
+    (w = ``tree_topk`` at the extend pass, w^2 at each of the gamma - 1 = ``steps`` - 1 draft
+    passes; ``organize_draft_results``).
 
     >>> candidate_pool(4, 3).tolist(), candidate_pool(8, 5).tolist(), candidate_pool(1, 4).tolist()
     (36, 264, 4)
@@ -47,8 +54,8 @@ def candidate_pool(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray
 
 
 def max_verify_tokens(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray:
-    """The most positions a verify pass may score: the root and the whole pool, ``C + 1``
-    (:func:`candidate_pool`); S + 1 for a chain (K = 1).
+    """The most positions Q_v a verify pass may score: the root and the whole pool,
+    ``w + (gamma - 1) w^2 + 1`` (:func:`candidate_pool`); gamma + 1 for a chain (w = 1).
 
     >>> max_verify_tokens(4, 3).tolist(), max_verify_tokens(1, 5).tolist()
     (37, 6)
@@ -57,8 +64,8 @@ def max_verify_tokens(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndar
 
 
 def sglang_later_positions(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray:
-    """Query positions per sequence of SGLang's S - 1 draft passes after the extend pass,
-    ``(S - 1) K`` (each pass runs the K kept branches; ``draft_forward``, and the draft CUDA
+    """Query positions per sequence of SGLang's gamma - 1 draft passes after the extend pass,
+    ``(gamma - 1) w`` (each pass runs the w kept branches; ``draft_forward``, and the draft CUDA
     graph's ``num_tokens_per_bs = speculative_eagle_topk``).
 
     >>> sglang_later_positions(4, 3).tolist(), sglang_later_positions(1, 4).tolist()
@@ -69,7 +76,7 @@ def sglang_later_positions(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np
 
 def vllm_pass_positions(widths: tuple[int, ...]) -> tuple[int, ...]:
     """Query positions per sequence of vLLM's tree passes after pass 0: the cumulative level
-    widths ``w_1, w_1 + w_2, ..., w_1 + ... + w_(D-1)`` (``propose_tree``: ``query_len =
+    widths ``w_1, w_1 + w_2, ..., w_1 + ... + w_(gamma-1)`` (``propose_tree``: ``query_len =
     total_num_drafts``); empty for a tree one level deep.
 
     >>> vllm_pass_positions((3, 6)), vllm_pass_positions((1, 1, 1)), vllm_pass_positions((3,))
@@ -81,11 +88,11 @@ def vllm_pass_positions(widths: tuple[int, ...]) -> tuple[int, ...]:
 def draft_positions(
     tree_topk: npt.ArrayLike, gamma: npt.ArrayLike, later: npt.ArrayLike, tokens_per_iteration: npt.ArrayLike
 ) -> tuple[FloatArray, FloatArray]:
-    """``(Q_d, P)``: the mean query positions per sequence of one of an iteration's gamma
-    draft passes, and P, their sum over the iteration (positions per sequence). P is the
-    first pass's positions (1 for a chain, E[X] = ``tokens_per_iteration`` for a tree, K > 1)
-    plus ``later``, the positions of the gamma - 1 passes after it (:func:`sglang_later_positions`
-    or the sum of :func:`vllm_pass_positions`); ``Q_d = P / gamma``.
+    """``(Q_d, gamma Q_d)``: Q_d, the mean query positions per sequence of one of an
+    iteration's gamma draft passes, and gamma Q_d, their sum over the iteration (positions per
+    sequence): the first pass's positions (1 for a chain, E[X] = ``tokens_per_iteration`` for
+    a tree, w > 1) plus ``later``, the positions of the gamma - 1 passes after it
+    (:func:`sglang_later_positions` or the sum of :func:`vllm_pass_positions`).
 
     Pricing gamma passes at the mean Q_d is exact for the bytes, FLOPs and all-reduces (a
     dense pass's are linear in Q, its weights and caches independent of it); the roofline's
@@ -103,10 +110,10 @@ def draft_positions(
 
 
 def vllm_tree_fields(widths: tuple[int, ...]) -> dict[str, int]:
-    """The scenario fields of a vLLM tree of level widths w_1..w_D: ``tree_topk`` the widest
-    level, ``verify_tokens`` its nodes + 1, and ``tree_draft_positions`` the sum of
-    :func:`vllm_pass_positions`; a chain-shaped tree (every width 1) is the model's chain,
-    K = 1 and V = D + 1 (vLLM drafts it with the chain proposer, one position per pass).
+    """The scenario fields of a vLLM tree of level widths w_1..w_gamma: ``tree_topk`` w, the
+    widest level, ``verify_tokens`` Q_v, its nodes + 1, and ``tree_draft_positions`` the sum
+    of :func:`vllm_pass_positions`; a chain-shaped tree (every width 1) is the model's chain,
+    w = 1 and Q_v = gamma + 1 (vLLM drafts it with the chain proposer, one position per pass).
 
     >>> vllm_tree_fields((3, 6)), vllm_tree_fields((1, 1, 1))
     ({'tree_topk': 6, 'verify_tokens': 10, 'tree_draft_positions': 3}, {'tree_topk': 1, 'verify_tokens': 4})
@@ -123,7 +130,7 @@ def vllm_tree_fields(widths: tuple[int, ...]) -> dict[str, int]:
 def cut_tree(fields: dict[str, int], depth: int, widths: tuple[int, ...] | None = None) -> dict[str, int]:
     """``fields`` (scenario fields) with their tree cut to ``depth`` draft steps: a vLLM tree
     (``widths``) keeps its first ``depth`` levels (:func:`vllm_tree_fields`); an SGLang tree
-    verifies at most :func:`max_verify_tokens` positions at that depth (S + 1 for a chain).
+    verifies at most :func:`max_verify_tokens` positions at that depth (gamma + 1 for a chain).
 
     >>> cut_tree({"tree_topk": 4, "verify_tokens": 16}, 1), cut_tree({}, 2, (3, 6, 6))
     ({'tree_topk': 4, 'verify_tokens': 5}, {'tree_topk': 6, 'verify_tokens': 10, 'tree_draft_positions': 3})

@@ -123,7 +123,7 @@ def predictions(
     (tensor_parallel, draft_tensor_parallel, tree_topk, verify_tokens, tree_draft_positions),
     the tree cut to depth g (:func:`specmodel.model.trees.cut_tree`: a vLLM tree of level
     ``tree_widths`` keeps its first g levels; an SGLang tree verifies at most
-    ``K + (g - 1) K^2 + 1`` positions); ``s_g`` is each one's speedup."""
+    ``w + (g - 1) w^2 + 1`` positions); ``s_g`` is each one's speedup."""
     u = np.asarray(per_position, dtype=float)
     layout = dict(layout or {})
     out = []

@@ -100,12 +100,12 @@ def _check_keys(config: dict) -> None:
 
 
 def token_tree(value: object) -> tuple[int, ...]:
-    """The level widths ``(w_1, ..., w_D)`` of vLLM's ``speculative_token_tree``: a list of
+    """The level widths ``(w_1, ..., w_gamma)`` of vLLM's ``speculative_token_tree``: a list of
     paths, each a tuple of child ranks from the root (``[(0,), (1,), (0, 0), (1, 0)]``), given
     as a string or a JSON list, in any order (vLLM sorts them breadth-first). vLLM drafts the
-    top ``w_L / w_(L-1)`` children of every node of level L - 1 (``EagleProposer.__init__``,
+    top ``w_j / w_(j-1)`` children of every node of level j - 1 (``EagleProposer.__init__``,
     ``child_drafts_per_level``), so every node of a level must have that many children,
-    ranks 0 to c - 1; any other tree is refused, since vLLM would draft other children than
+    ranked from 0; any other tree is refused, since vLLM would draft other children than
     the tree lists. The scenario fields are :func:`specmodel.model.trees.vllm_tree_fields`.
 
     >>> token_tree("[(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]")

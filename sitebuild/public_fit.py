@@ -1,32 +1,34 @@
-"""Fitting the ``vllm`` engine profile, and how well it predicts rows it was not fitted on.
+"""The package's public ``vllm`` engine profile: what ``make fit`` fits, and how well it
+predicts rows it was not fitted on.
 
-Pure functions shared by ``tools/fit_engine.py`` (which writes the profile), the validation
-benchmark and the site build. The fit is least squares (scipy's trust-region reflective
-method, deterministic) on ``log(predicted / measured)`` speedup for every row given, with the
-acceptance each run measured given to the model, plus one absolute anchor: the plain decode
-step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms (vLLM issue #20780, TPOT table).
+The fit is :mod:`specmodel.engine_fit`'s, the one fitter of the package, on this problem:
+``log(predicted / measured)`` speedup for every row given (``sigma`` = 1), with the
+acceptance each run measured given to the model, plus one absolute anchor of weight
+:data:`ANCHOR_WEIGHT`: the plain decode step of Llama-3.1-8B on one H100 at batch 1, 7.07 ms
+(vLLM issue #20780, TPOT table).
 
-Held out (:func:`held_out`): (a) leave one group out, where a group is a source and a
-workload (the one-GPU measurement file has two sources, vLLM issue #20780 at batch 1 and
-SpecDecode-Bench arXiv:2601.11580 at four workloads and batch 1-128; the strict
-leave-one-source-out is also computed); (b) fit on batch <= 16, predict batch 64 and 128;
-(c) in sample. Each as median / p90 / worst of ``|predicted / measured - 1|``.
+Held out (:func:`held_out`, each split by :func:`specmodel.engine_fit.held_out_errors`): (a)
+leave one group out, where a group is a source and a workload (the one-GPU measurement file
+has two sources, vLLM issue #20780 at batch 1 and SpecDecode-Bench arXiv:2601.11580 at four
+workloads and batch 1-128; the strict leave-one-source-out is also computed); (b) fit on
+batch <= 16, predict batch 64 and 128; (c) in sample. Each as median / p90 / worst of
+``|predicted / measured - 1|``.
 
 Where the rows given to a fit cannot tell values of a constant apart, the fit takes the value
-nearest the ideal roofline (:data:`TIEBREAK`): without that, a fit on a subset of the rows (the
-small batches, one source) stopped wherever the optimiser's rounding left it, and its held-out
-predictions changed from one CPU to another.
+nearest the ideal roofline (:data:`TIEBREAK`, a prior of width :data:`TIEBREAK_WIDTH`): without
+that, a fit on a subset of the rows (the small batches, one source) stopped wherever the
+optimiser's rounding left it, and its held-out predictions changed from one CPU to another.
 
-Standard errors (``specmodel.engine_calibration.standard_errors``, shared with ``fit-engine``):
-``cov = s^2 (J^T J)^-1`` with J the Jacobian of the residuals at the optimum and
-``s^2 = sum r^2 / (n - k)`` (Gauss-Newton, residuals in log), over the rows and the anchor.
+Standard errors (:func:`specmodel.engine_fit.identifiability`): ``cov = s^2 (J^T J)^-1`` with J
+the Jacobian of the residuals at the optimum and ``s^2 = sum r^2 / (n - k)``, over the rows and
+the anchor.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from operator import attrgetter
 from typing import Any
@@ -34,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from sitebuild.memo import Keyed
-from specmodel.engine_calibration import standard_errors
-from specmodel.measurements import Measurement, PredictionGrids, error_summary, predict, prediction_grids
+from specmodel import engine_fit
+from specmodel.engine_fit import Fit, Identifiability, Prior, Problem, Timing
+from specmodel.measurements import Measurement, error_summary
 from specmodel.model.constants import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
 from specmodel.model.engines import EngineProfile
 from specmodel.model.evaluate import evaluate, scenario_grid
@@ -81,7 +84,7 @@ NOT_FITTED = (
     "datasheet's bandwidth (the rows cannot pin it; the fixed time per pass is the anchor's remainder over a "
     "roofline priced with it); iteration_s = 0 (not identifiable on "
     "these rows); fused_head_pass_s unset (each source fitted alone asks for a "
-    "slower EAGLE-3 step, by amounts that differ severalfold: engine_fit.eagle3_step_by_source); "
+    "slower EAGLE-3 step, by amounts that differ severalfold: public_fit.eagle3_step_by_source); "
     "draft_model_pass_s unset (a draft model's pass pays the target's fixed time: it runs through the same "
     f"engine); token_budget = {FIXED['token_budget']}, vLLM's default max_num_batched_tokens on an H100 "
     "(vllm/engine/arg_utils.py)"
@@ -96,8 +99,6 @@ NOT_FITTED = (
 #: pin moves by under a sixth of its standard error (tests/test_fit_determinism.py).
 TIEBREAK = {"overlap": PARAMETERS["overlap"][2], "ngram_matched_acceptance": PARAMETERS["ngram_matched_acceptance"][1]}
 TIEBREAK_WIDTH = 3000.0
-#: Most runs of one search in a fit, restarts included (:func:`fit`).
-RESTARTS = 4
 #: Plain decode step (TPOT) of Llama-3.1-8B, batch 1, H100: vLLM issue #20780.
 ANCHOR_SECONDS = 7.07e-3
 ANCHOR_SCENARIO = Scenario(
@@ -127,58 +128,66 @@ def plain_step_s(settings: Settings, anchor: ScenarioGrid | None = None) -> floa
     return 1.0 / float(evaluate(grid, settings=settings).base_tokens_per_s)
 
 
+#: The targets for each split: the median (and 90th percentile) of |predicted / measured - 1|.
+TARGETS: dict[str, dict[str, float]] = {
+    "leave_one_source_out": {"median": 0.07},
+    "leave_one_workload_out": {"median": 0.07},
+    "small_to_large": {"median": 0.08},
+    "in_sample": {"median": 0.06, "p90": 0.15},
+}
+
+
+#: The limits on identifiability: no fitted constant's relative standard error above
+#: ``relative_se``, no two constants correlated beyond ``correlation``.
+IDENTIFIABLE = {"relative_se": 0.5, "correlation": 0.9}
+
+
+def slack(split: str, recorded: Sequence[float]) -> float:
+    """The smallest ``target - error`` over a split's :data:`TARGETS`, from its recorded
+    ``(median, p90, worst)`` (negative: a target missed by that much).
+
+    >>> round(slack("in_sample", (0.05, 0.16, 0.3)), 3)
+    -0.01
+    """
+    stats = dict(zip(("median", "p90", "max"), recorded, strict=False))
+    return min(v - stats[k] for k, v in TARGETS[split].items())
+
+
+def met(split: str, recorded: Sequence[float]) -> bool:
+    """Whether a split's recorded ``(median, p90, worst)`` meets its :data:`TARGETS`.
+
+    >>> met("in_sample", (0.05, 0.16, 0.3)), met("small_to_large", (0.07, 0.2, 0.3))
+    (False, True)
+    """
+    return slack(split, recorded) >= 0
+
+
 #: A prior that holds one fitted constant near another: ``(name, toward, width)`` adds the
 #: residual ``log(value[name] / value[toward]) / width`` (width in log units).
 Shrink = tuple[str, str, float]
-#: The grids a fit evaluates at every step: the rows' (:func:`specmodel.measurements.prediction_grids`)
-#: and the anchor's. They hold the scenarios, not the constants being fitted.
-Grids = tuple[PredictionGrids, ScenarioGrid]
 
 
-def fit_grids(
-    rows: list[Measurement], values: Sequence[float], names: Sequence[str], fixed: Mapping[str, Any] | None = None
-) -> Grids:
-    """The rows' and the anchor's grids under the ``vllm`` profile with ``names`` at ``values``
-    (the same grids at any values: they hold no constant)."""
-    settings = Settings().with_engine(profile(values, names, **(fixed or {})))
-    return prediction_grids(rows, "vllm", settings), scenario_grid(ANCHOR_SCENARIO, settings, engine="vllm")
-
-
-def residuals(
-    values: Sequence[float],
+def problem(
     rows: list[Measurement],
-    names: Sequence[str],
+    names: Sequence[str] = FITTED,
     fixed: Mapping[str, Any] | None = None,
     shrink: Shrink | None = None,
-    grids: Grids | None = None,
-) -> FloatArray:
-    """``log(predicted / measured)`` per row, then the anchor's ``w log(t_plain / 7.07 ms)``,
-    then the tie-break's residual of each constant of :data:`TIEBREAK` fitted, then, with
-    ``shrink``, its prior's residual (``grids``: the rows' and the anchor's, built once a fit)."""
-    settings = Settings().with_engine(profile(values, names, **(fixed or {})))
-    measured = np.array([r.measured_speedup for r in rows])
-    predicted = predict(rows, "vllm", settings, grids[0] if grids is not None else None)
-    plain = plain_step_s(settings, grids[1] if grids is not None else None)
-    by_name = dict(zip(names, values, strict=True))
-    ties = [math.log(by_name[n] / centre) / TIEBREAK_WIDTH for n, centre in TIEBREAK.items() if n in by_name]
-    out = np.concatenate(
-        [np.log(predicted / measured), [ANCHOR_WEIGHT * math.log(plain / ANCHOR_SECONDS)], np.array(ties, dtype=float)]
-    )
-    if shrink is None:
-        return out
-    name, toward, width = shrink
-    return np.append(out, math.log(by_name[name] / by_name[toward]) / width)
-
-
-@dataclass(frozen=True)
-class Fit:
-    """A fit: the constants by name, ``predicted / measured - 1`` per row, the residual
-    vector (log, with the anchor last) and its Jacobian at the optimum."""
-
-    values: dict[str, float]
-    errors: FloatArray
-    residuals: FloatArray = field(repr=False)
-    jacobian: FloatArray = field(repr=False)
+) -> Problem:
+    """The public profile's fit of ``names`` to ``rows`` (module docstring): the anchor, the
+    tie-break on the constants of :data:`TIEBREAK` fitted, and with ``shrink`` its prior, the two
+    constants it ties searched above 1 ns so that their log exists."""
+    start, low, high = (np.array([PARAMETERS[n][i] for n in names]) for i in range(3))
+    if shrink is not None:
+        low = np.where([n in shrink[:2] for n in names], np.maximum(low, 1e-9), low)
+    priors: dict[str | tuple[str, str], Prior] = {
+        n: Prior(c, TIEBREAK_WIDTH) for n, c in TIEBREAK.items() if n in names
+    }
+    if shrink is not None:
+        priors[shrink[:2]] = Prior(1.0, shrink[2])
+    anchor = Timing(ANCHOR_SCENARIO, ANCHOR_SECONDS, ANCHOR_WEIGHT)
+    start_, low_, high_ = (tuple(float(v) for v in x) for x in (start, low, high))
+    base = profile(start_, names, **(fixed or {}))
+    return Problem(base, tuple(rows), (anchor,), tuple(names), start_, low_, high_, priors)
 
 
 def fit_key(
@@ -186,7 +195,7 @@ def fit_key(
 ) -> tuple[Any, ...]:
     """What a fit depends on: its rows, constants, fixed values and prior, and this module's
     settings (the anchor, the tie-break, the restarts and the starts and bounds)."""
-    settings = (ANCHOR_SECONDS, ANCHOR_WEIGHT, TIEBREAK_WIDTH, RESTARTS, tuple(TIEBREAK.items()))
+    settings = (ANCHOR_SECONDS, ANCHOR_WEIGHT, TIEBREAK_WIDTH, engine_fit.RESTARTS, tuple(TIEBREAK.items()))
     fixed_items = tuple(sorted({**FIXED, **(fixed or {})}.items()))
     return (tuple(rows), tuple(names), fixed_items, shrink, settings, tuple(PARAMETERS.items()))
 
@@ -216,54 +225,20 @@ def search_fit(
     fixed: Mapping[str, Any] | None = None,
     shrink: Shrink | None = None,
 ) -> Fit:
-    """Least squares of :func:`residuals` over the constants ``names`` (module docstring); with
-    ``shrink``, the two constants it ties are searched above 1 ns so that their log exists (the
-    tie-break's constants have bounds above zero).
+    """:func:`specmodel.engine_fit.fit` of :func:`problem`.
 
     The n-gram match rate ``min(1, u_1 / a)`` bends at every n-gram row's ``u_1`` (:func:`kinks`),
-    and a bend can hold a local minimum or stop a trust region short of one. So each search
-    restarts from where it stopped until a restart gains nothing (at most :data:`RESTARTS` runs),
-    and, when ``a`` is fitted on rows with n-gram runs, a search is run again from a start of
-    ``a`` inside every other stretch between bends (:func:`stretch_starts`), the other constants
-    where the first search left them; one that ends lower is restarted in turn, and the lowest
-    cost wins."""
-    start, low, high = (np.array([PARAMETERS[n][i] for n in names]) for i in range(3))
-    if shrink is not None:
-        low = np.where([n in shrink[:2] for n in names], np.maximum(low, 1e-9), low)
-
-    args = (rows, list(names), fixed, shrink, fit_grids(rows, list(start), names, fixed))
-
-    def search(at: FloatArray, runs: int = RESTARTS) -> Any:
-        result = _search(at, low, high, start, args)
-        for _ in range(runs - 1):
-            again = _search(result.x, low, high, start, args)
-            if again.cost >= result.cost * (1.0 - 1e-9):
-                break
-            result = again
-        return result
-
-    best = search(start)
+    and a bend can hold a local minimum or stop a trust region short of one. So, when ``a`` is
+    fitted on rows with n-gram runs, a search is run again from a start of ``a`` inside every
+    other stretch between bends (:func:`stretch_starts`)."""
+    task = problem(rows, names, fixed, shrink)
     bends = kinks(rows, names)
-    if bends:
+
+    def starts(x: FloatArray) -> tuple[int, list[float]]:
         i = list(names).index("ngram_matched_acceptance")
-        for a in stretch_starts(bends, low[i], high[i], skip=float(best.x[i])):
-            other = search(np.where(np.arange(len(names)) == i, a, best.x), runs=1)
-            best = search(other.x) if other.cost < best.cost * (1.0 - 1e-9) else best
-    values = dict(zip(names, (float(v) for v in best.x), strict=True))
-    arrays = [np.exp(best.fun[: len(rows)]) - 1.0, np.array(best.fun), np.array(best.jac)]
-    for array in arrays:
-        array.setflags(write=False)
-    return Fit(values, *arrays)
+        return i, stretch_starts(bends, task.low[i], task.high[i], skip=float(x[i]))
 
-
-def _search(at: FloatArray, low: FloatArray, high: FloatArray, scale: FloatArray, args: tuple[Any, ...]) -> Any:
-    """One run of scipy's trust-region reflective least squares on :func:`residuals` from ``at``
-    (scipy is imported here, by a fit, so that reading this module's constants and records does not)."""
-    from scipy.optimize import least_squares
-
-    return least_squares(
-        residuals, at, bounds=(low, high), args=args, x_scale=scale, xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=500
-    )
+    return engine_fit.fit(task, starts if bends else None)
 
 
 def kinks(rows: list[Measurement], names: Sequence[str]) -> list[float]:
@@ -288,6 +263,11 @@ def stretch_starts(bends: Sequence[float], low: float, high: float, skip: float 
     return [math.sqrt(a * b) for a, b in zip(edges, edges[1:]) if skip is None or not a <= skip <= b]
 
 
+def settings_of(values: Mapping[str, float], fixed: Mapping[str, Any] | None = None) -> Settings:
+    """Settings whose ``vllm`` engine is the profile with these constants."""
+    return Settings().with_engine(profile(list(values.values()), list(values), **(fixed or {})))
+
+
 def group_out(
     rows: list[Measurement],
     key: Callable[[Measurement], str],
@@ -297,20 +277,15 @@ def group_out(
 ) -> FloatArray:
     """``predicted / measured - 1`` of every row, each predicted by a fit on the rows whose
     ``key`` differs from its own (``fixed``: constants set otherwise than in :data:`FIXED`)."""
-    errors = np.empty(len(rows))
-    for group in dict.fromkeys(key(r) for r in rows):
-        inside = [i for i, r in enumerate(rows) if key(r) == group]
-        fitted = fit([r for r in rows if key(r) != group], names, fixed, shrink)
-        errors[inside] = _predict_errors([rows[i] for i in inside], fitted.values, fixed)
-    return errors
+    fit_on = _fitter(names, fixed, shrink)
+    return engine_fit.held_out_errors(rows, [key(r) for r in rows], fit_on, "vllm")
 
 
-def _predict_errors(
-    rows: list[Measurement], values: dict[str, float], fixed: Mapping[str, Any] | None = None
-) -> FloatArray:
-    """``predicted / measured - 1`` for ``rows`` under the profile with these constants."""
-    settings = Settings().with_engine(profile(list(values.values()), list(values), **(fixed or {})))
-    return predict(rows, "vllm", settings) / np.array([r.measured_speedup for r in rows]) - 1.0
+def _fitter(
+    names: Sequence[str], fixed: Mapping[str, Any] | None, shrink: Shrink | None = None
+) -> Callable[[list[Measurement]], Settings]:
+    """Rows -> the settings of the public profile fitted to them."""
+    return lambda rows: settings_of(fit(rows, names, fixed, shrink).values, fixed)
 
 
 def eagle3_step_by_source(rows: list[Measurement]) -> dict[str, tuple[float, float]]:
@@ -335,8 +310,9 @@ def small_to_large_fit(
 ) -> tuple[Fit, FloatArray]:
     """The fit on the rows at batch <= ``largest``, and ``predicted / measured - 1`` of the others
     under it (``fixed``: constants set otherwise than in :data:`FIXED`, for both)."""
-    small = fit([r for r in rows if r.batch <= largest], names, fixed, shrink)
-    return small, _predict_errors([r for r in rows if r.batch > largest], small.values, fixed)
+    groups = [None if r.batch <= largest else "large" for r in rows]
+    errors = engine_fit.held_out_errors(rows, groups, _fitter(names, fixed, shrink), "vllm")
+    return fit([r for r in rows if r.batch <= largest], names, fixed, shrink), errors
 
 
 def small_to_large(
@@ -379,25 +355,7 @@ def held_out(
     return {k: {**error_summary(e), "mean": float(np.mean(e)), "rows": len(e)} for k, e in splits.items()}
 
 
-@dataclass(frozen=True)
-class Identifiability:
-    """Each fitted constant's relative standard error (``se / |value|``), the correlation
-    matrix (in the fit's order), and the pair with the largest ``|correlation|`` and its value."""
-
-    relative_se: dict[str, float]
-    correlation: FloatArray
-    largest: tuple[str, str, float]
-
-
 def identifiability(result: Fit) -> Identifiability:
-    """The constants' relative standard errors and correlations (:func:`standard_errors`)."""
-    names = list(result.values)
-    data = len(result.errors) + 1  # the rows and the anchor: what the rows pin, not the tie-break
-    se, corr = standard_errors(result.jacobian[:data], result.residuals[:data])
-    values = np.array([abs(v) for v in result.values.values()])
-    relative = np.divide(se, values, out=np.full(len(se), np.inf), where=values > 0)
-    off = np.triu(np.abs(np.nan_to_num(corr)), k=1)  # each pair once, in the fit's order
-    i, j = (int(k) for k in np.unravel_index(int(np.argmax(off)), off.shape)) if len(names) > 1 else (0, 0)
-    return Identifiability(
-        dict(zip(names, (float(x) for x in relative), strict=True)), corr, (names[i], names[j], float(corr[i, j]))
-    )
+    """The constants' relative standard errors and correlations, from the rows and the anchor
+    (what the rows pin, not the tie-break)."""
+    return engine_fit.identifiability(result)
