@@ -53,9 +53,7 @@ def series_indices(rows: list[Measurement]) -> list[list[int]]:
     series measured at every batch of :data:`SMALL` and :data:`LARGE`."""
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, r in enumerate(rows):
-        key = (r.source, r.method, r.num_speculative_tokens, r.target, r.hardware, r.tensor_parallel,
-               r.prompt_tokens, r.output_tokens)  # fmt: skip
-        groups.setdefault(key, []).append(i)
+        groups.setdefault(r.series, []).append(i)
     wanted = set(SMALL + LARGE)
     return [g for g in groups.values() if wanted <= {rows[i].batch for i in g}]
 

@@ -38,17 +38,11 @@ class FittedSeries:
     predicted: FloatArray
 
 
-def series_key(row: Measurement) -> tuple[object, ...]:
-    """What a series shares: everything but the batch and the measured speedup."""
-    return (row.source, row.target, row.hardware, row.tensor_parallel, row.method, row.num_speculative_tokens,
-            row.prompt_tokens, row.output_tokens)  # fmt: skip
-
-
 def group_series(rows: Iterable[Measurement]) -> list[tuple[Measurement, ...]]:
     """Rows grouped into series, in first-seen order, each sorted by batch."""
     groups: dict[tuple[object, ...], list[Measurement]] = {}
     for row in rows:
-        groups.setdefault(series_key(row), []).append(row)
+        groups.setdefault(row.series, []).append(row)
     return [tuple(sorted(members, key=lambda r: r.batch)) for members in groups.values()]
 
 

@@ -130,6 +130,13 @@ class Measurement(BaseModel):
         return first.removeprefix("dataset ") if first.startswith("dataset ") else f"{self.prompt_tokens}-token prompts"
 
     @property
+    def series(self) -> tuple[object, ...]:
+        """What the rows of one series share: everything but the batch and what was measured
+        at it (source, deployment, drafter, gamma and the workload's lengths)."""
+        return (self.source, self.target, self.hardware, self.tensor_parallel, self.method,
+                self.num_speculative_tokens, self.prompt_tokens, self.output_tokens)  # fmt: skip
+
+    @property
     def source_url(self) -> str | None:
         """A link to the source: the GitHub issue or pull request, or the arXiv paper it names.
 

@@ -83,7 +83,7 @@ def measured_numbers(settings: SiteSettings) -> dict[str, Number]:
 
 
 def card_numbers(settings: SiteSettings) -> dict[str, Number]:
-    """The measured deployment on H100 and MI300X: memory, the interconnect a group of N GPUs
+    """The measured deployment on H100 and MI300X: memory, the interconnect a group of N_g GPUs
     has, the all-reduce share of the verify pass, and the EAGLE head's speedup."""
     series = _series(settings)
     draft, eagle = series["llama-3.2-1b"], series["eagle"]

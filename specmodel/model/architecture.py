@@ -2,7 +2,7 @@
 
 Notation: L layers, D hidden size, N query heads, K KV heads, H head dim, F MLP width,
 V vocabulary, b bytes per element, n KV length (tokens in the cache a pass reads); for a
-mixture-of-experts model also E experts per MoE layer, k experts per token, F_moe one
+mixture-of-experts model also E experts per MoE layer, k_e experts per token, F_moe one
 expert's MLP width and L_moe the number of MoE layers.
 All results are in SI units: counts, bytes, FLOPs.
 """

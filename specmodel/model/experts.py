@@ -9,7 +9,7 @@ data movement and verification time" (Saxena et al. 2025, arXiv:2506.20675, abst
 McDanel et al. 2026, MoE-Spec, arXiv:2602.16052, and Pan et al. 2026, EVICT,
 arXiv:2605.00342, for draft trees).
 
-Notation as in :mod:`specmodel.model.architecture`: E experts per MoE layer, k experts per
+Notation as in :mod:`specmodel.model.architecture`: E experts per MoE layer, k_e experts per
 token, L_moe MoE layers, n token positions in the pass.
 """
 
@@ -22,20 +22,20 @@ from specmodel.model.types import Numeric
 
 def expected_distinct_experts(tokens: Numeric, experts: Numeric, experts_per_token: Numeric) -> Numeric:
     """Expected number of distinct experts of one MoE layer that ``tokens`` tokens are routed
-    to: ``E (1 - (1 - k/E)^n)``.
+    to: ``E (1 - (1 - k_e/E)^n)``.
 
-    Assumption: each token is routed to k of the E experts chosen uniformly at random without
+    Assumption: each token is routed to k_e of the E experts chosen uniformly at random without
     replacement, independently of the other tokens. Then a given expert is among one token's
-    k with probability ``C(E-1, k-1) / C(E, k) = k/E``, so the token skips it with probability
-    ``1 - k/E``; n independent tokens all skip it with probability ``(1 - k/E)^n``; by
+    k_e with probability ``C(E-1, k_e-1) / C(E, k_e) = k_e/E``, so the token skips it with probability
+    ``1 - k_e/E``; n independent tokens all skip it with probability ``(1 - k_e/E)^n``; by
     linearity of expectation over the E experts the expected count touched is
-    ``E (1 - (1 - k/E)^n)``. It is k at n = 1, grows monotonically in n, never exceeds
-    ``min(n k, E)`` for whole n and tends to E. The closed form is derived here, not taken
+    ``E (1 - (1 - k_e/E)^n)``. It is k_e at n = 1, grows monotonically in n, never exceeds
+    ``min(n k_e, E)`` for whole n and tends to E. The closed form is derived here, not taken
     from a paper. Real routers are skewed, "expert routing probabilities are heavy-tailed"
     (McDanel et al. 2026, MoE-Spec, arXiv:2602.16052), and a sequence's tokens are
     correlated. For independent tokens whose expert i is chosen with probability p_i
-    (sum k), the count is ``sum_i 1 - (1 - p_i)^n``, concave and symmetric in p, hence
-    largest at the uniform p_i = k/E: this is an upper estimate.
+    (sum k_e), the count is ``sum_i 1 - (1 - p_i)^n``, concave and symmetric in p, hence
+    largest at the uniform p_i = k_e/E: this is an upper estimate.
 
     ``tokens`` may be a mean (non-integer) and 0 gives 0; all arguments broadcast as numpy
     arrays (counts, dimensionless).
@@ -72,17 +72,17 @@ def routed_expert_bytes(
 
 
 def tokens_per_expert(tokens: Numeric, experts: Numeric, experts_per_token: Numeric) -> Numeric:
-    """m, the tokens each touched expert of one MoE layer multiplies: ``n k / E_touched``, the
-    n k routed token-expert pairs over the expected distinct experts they reach
+    """m, the tokens each touched expert of one MoE layer multiplies: ``n k_e / E_touched``, the
+    n k_e routed token-expert pairs over the expected distinct experts they reach
     (:func:`expected_distinct_experts`); 0 for no tokens.
 
     Over the experts touched, not over all E: the grouped kernel runs tiles only for experts
-    that hold tokens, so at one token its k experts each get one. vLLM PR #24700's batch-1 rows
+    that hold tokens, so at one token its k_e experts each get one. vLLM PR #24700's batch-1 rows
     (Mixtral 144 us, Qwen3-30B-A3B 44.5 us per layer) are 1.35 and 3.1 times the curve's time
     with m over the touched experts (the rest is the kernel's fixed latency: the 8 FP8 experts'
-    bytes take 11 us), and 0.34 and 0.20 of it with m = k/E, which charges all E experts'
+    bytes take 11 us), and 0.34 and 0.20 of it with m = k_e/E, which charges all E experts'
     weight stream. From about 4 tokens per expert on every expert is touched and the two
-    agree, as in the rows the curves are fitted to (m = B k/E there). Dimensionless.
+    agree, as in the rows the curves are fitted to (m = B k_e/E there). Dimensionless.
 
     >>> float(tokens_per_expert(1, 128, 8)), round(float(tokens_per_expert(1024, 128, 8)), 2)
     (1.0, 64.0)
