@@ -21,13 +21,14 @@ import plotly.graph_objects as go
 from sitebuild import deployment, tables
 from sitebuild.claims import article_claims
 from sitebuild.config import SiteSettings, load_site_settings
-from sitebuild.figures import acceptance, beyond, cards, costs, engines, ladders, timing
+from sitebuild.figures import acceptance, beyond, cards, costs, engines, ladders, schedule, timing, validation
 from sitebuild.figures.spec import FigureSpec
 from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.notation import notation_table
 from sitebuild.numbers import Number, article_numbers
 from sitebuild.output import check_destination, named, run_build, tidy, write_tree
-from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, ROOT
+from sitebuild.pass_timings import read_pass_timings
+from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, PASS_TIMINGS, ROOT
 from sitebuild.simulator import data as simulator
 from sitebuild.simulator import log as simulator_log
 from sitebuild.simulator import markup as simulator_markup
@@ -47,9 +48,11 @@ FIGURES: tuple[FigureSpec, ...] = (
     *timing.FIGURES,
     *costs.FIGURES,
     *acceptance.FIGURES,
+    *schedule.FIGURES,
     *engines.FIGURES,
     *cards.FIGURES,
     *beyond.FIGURES,
+    *validation.FIGURES,
 )
 
 
@@ -310,11 +313,20 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
     multigpu = beyond.multigpu_validation(settings)
     files["tables/multigpu-series.md"] = beyond.multigpu_series_table(multigpu) + "\n"
     files["tables/multigpu-validation.md"] = beyond.multigpu_validation_table(multigpu) + "\n"
+    draft_model = validation.draft_model_validation(settings)
+    files["tables/draft-model-validation.md"] = validation.draft_model_table(draft_model) + "\n"
+    timed = read_pass_timings(PASS_TIMINGS)  # None until a GPU has timed the passes
+    if timed is not None:
+        files["tables/pass-timings.md"] = (
+            validation.pass_timings_table(validation.pass_timings_frame(timed, settings)) + "\n"
+        )
     what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"
     files["claims.json"] = claims_json(settings) + "\n"
     files["outputs/engine-log-b64.txt"] = simulator_log.log_line(settings, Scenario(concurrency=64)) + "\n"
+    for engine, name in (("ideal", "gamma-schedule"), ("vllm", "gamma-schedule-vllm")):  # vLLM's JSON to paste
+        files[f"outputs/{name}.txt"] = schedule.schedules(settings)[("article", engine)].json + "\n"
     sim = simulator.simulator_data(simulator.evaluate_grid(settings))
     for name, blob in sim.blobs.items():  # one slice per file; gzip without a timestamp: reproducible
         files[f"data/sim/{name}"] = gzip.compress(blob, compresslevel=9, mtime=0)

@@ -24,3 +24,11 @@ SERVER_CALIBRATION = Path(__file__).resolve().parent / "data" / "server-calibrat
 #: Public measurements found elsewhere than in that file, shown on the validation page as held
 #: out and never fitted (nothing that fits reads this file; tests/test_elsewhere.py checks it).
 ELSEWHERE = Path(__file__).resolve().parent / "data" / "measurements-elsewhere.csv"
+#: Public measurements of a draft model (Qwen3-0.6B for Qwen3-8B on one H100, SpecDecode-Bench) at
+#: 1 to 128 sequences, acceptance not published: each series' acceptance is fitted at batch 1 and
+#: the larger batches predicted; shown on the validation page as held out (nothing that fits reads
+#: this file; tests/test_elsewhere.py checks it).
+DRAFT_MODEL_MEASUREMENTS = Path(__file__).resolve().parent / "data" / "measurements-draft-model.csv"
+#: Forward passes of the article's two models timed on a GPU by tools/time_passes.py (random
+#: weights, transformers); absent until a run on a CUDA machine writes it.
+PASS_TIMINGS = Path(__file__).resolve().parent / "data" / "pass-timings.json"

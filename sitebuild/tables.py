@@ -55,18 +55,19 @@ def constants(settings: SiteSettings) -> str:
 
 
 def hardware() -> str:
-    """Accelerators: peak figures with their sources."""
+    """Accelerators: peak figures and memory (the datasheet's, and the total the card reports,
+    which the usable share is taken of), with their sources."""
     out = [
-        "| key | accelerator | HBM bandwidth | dense BF16 | HBM | sources |",
-        "| --- | --- | ---: | ---: | ---: | --- |",
+        "| key | accelerator | HBM bandwidth | dense BF16 | HBM, datasheet | HBM, reported | sources |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
+    fields = ("memory_bandwidth", "peak_flops", "datasheet_memory_capacity", "memory_capacity")
     for key, hw in hardware_catalog().items():
-        sources = "<br>".join(
-            f"{f}: {getattr(hw, f).source}" for f in ("memory_bandwidth", "peak_flops", "memory_capacity")
-        )
+        sources = "<br>".join(f"{f}: {getattr(hw, f).source}" for f in fields)
         out.append(
             f"| `{key}` | {hw.name} | {hw.memory_bandwidth.value / 1e12:.3g} TB/s | "
-            f"{hw.peak_flops.value / 1e12:.4g} TFLOP/s | {hw.memory_capacity.value / 1e9:.0f} GB | {sources} |"
+            f"{hw.peak_flops.value / 1e12:.4g} TFLOP/s | {hw.datasheet_memory_capacity.value / 1e9:.0f} GB | "
+            f"{hw.memory_capacity.value / GIB:.2f} GiB | {sources} |"
         )
     return "\n".join(out)
 

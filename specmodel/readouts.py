@@ -84,6 +84,7 @@ READOUTS: tuple[Readout, ...] = (
     Readout("drafted_throughput", "Drafted tokens", "drafted_throughput", unit="tokens/s", decimals=1),
     Readout("expected_iterations", "Iterations per sequence", "expected_iterations", unit="passes"),
     Readout("hbm_required_gib", "Memory needed: weights, caches, workspace", "memory_required_bytes", 1 / GIB, "GiB"),
+    Readout("hbm_capacity_gib", "Memory the card reports", "memory_capacity_bytes", 1 / GIB, "GiB"),
     Readout("hbm_usable_gib", "Memory usable on the card", "usable_memory_bytes", 1 / GIB, "GiB"),
     Readout("max_concurrency", "Most sequences that fit", "max_concurrency", unit="sequences", decimals=0),
     Readout(

@@ -48,7 +48,7 @@ def test_flops_per_position_two_per_weight_plus_attention():
 
 def test_every_spec_number_has_a_source():
     for hw in hardware_catalog().values():
-        for field in ("memory_bandwidth", "peak_flops", "memory_capacity"):
+        for field in ("memory_bandwidth", "peak_flops", "memory_capacity", "datasheet_memory_capacity"):
             assert getattr(hw, field).source.strip()
     for arch in architecture_catalog().values():
         assert arch.source.startswith(("https://huggingface.co/Qwen/", "https://huggingface.co/meta-llama/"))
@@ -59,7 +59,8 @@ def test_h100_datasheet_values():
     hw = get_hardware("h100-sxm")
     assert hw.memory_bandwidth.value == 3.35e12
     assert hw.peak_flops.value == pytest.approx(989.4e12)
-    assert hw.memory_capacity.value == 80e9
+    assert hw.datasheet_memory_capacity.value == 80e9
+    assert hw.memory_capacity.value == 81559 * 2**20  # what nvidia-smi reports, 79.65 GiB
 
 
 def test_unknown_names_say_what_is_allowed():

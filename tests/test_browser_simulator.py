@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from sitebuild.config import SiteSettings
-from sitebuild.simulator.data import READOUT_AXES, default_text
+from sitebuild.simulator.data import READOUT_AXES, best_gamma_text, default_text
 from sitebuild.simulator.data import axes as simulator_axes
 from sitebuild.simulator.log import expected_counters
 from specmodel import evaluate
 from specmodel.formatting import verdict
 from specmodel.readouts import BY_KEY, readout_arrays
+from specmodel.schedule import OFF, gamma_schedule, vllm_schedule_json
 from specmodel.vllm.counters import SpecDecodeCounters
 from specmodel.vllm.log_line import format_log_message
 from tests.simulator_page import READY, control_value, set_controls
@@ -292,3 +293,65 @@ def test_a_link_to_a_setting_shows_what_the_command_line_prints_for_it(browser, 
         for key in ("speedup", "spec_tokens_per_s", "draft_share", "verify_idle", "mean_acceptance_length"):
             assert shown[key] == BY_KEY[key].format(float(cli[key])), (setting, key)
     page.close()
+
+
+# --- the best gamma at every load, and vLLM's schedule of it -----------------------------------
+
+#: The controls a schedule depends on (it sweeps the concurrency and gamma itself).
+SCHEDULE_FIELDS = ("context", "drafter", "acceptance", "alpha", "engine")
+
+
+def model_schedule(setting: dict) -> str:
+    """vLLM's schedule for the setting's drafter, acceptance, engine and context, as the model gives it."""
+    return vllm_schedule_json(gamma_schedule(**{k: setting[k] for k in SCHEDULE_FIELDS}).ranges)
+
+
+def page_schedules(page) -> list[str]:
+    """The schedules the article prints (its JSON code blocks outside the simulator), in order."""
+    return page.evaluate("""() => [...document.querySelectorAll('pre code')]
+        .filter(e => !e.closest('[data-simulator]'))
+        .map(e => e.textContent.trim())
+        .filter(t => t.includes('num_speculative_tokens_per_batch_size'))""")
+
+
+def test_the_printed_schedule_is_the_simulators_and_the_models(sim):
+    """The article's two schedules (ideal roofline, vLLM profile) are what the simulator shows at the
+    defaults under each engine, and both are the model's; the simulator follows the drafter,
+    acceptance and context too."""
+    printed = page_schedules(sim)
+    assert len(printed) == 2, printed
+    for setting, text in ((DEFAULT, printed[0]), ({**DEFAULT, "engine": "vllm"}, printed[1])):
+        set_controls(sim, setting)
+        assert sim.text_content("[data-schedule]") == text == model_schedule(setting), setting
+    others = (
+        {**DEFAULT, "drafter": "eagle", "context": 8192},
+        {**DEFAULT, "drafter": "ngram", "acceptance": "same", "alpha": 0.6, "context": 512, "engine": "vllm"},
+    )
+    for setting in others:
+        set_controls(sim, setting)
+        assert sim.text_content("[data-schedule]") == model_schedule(setting), setting
+
+
+def test_the_best_gamma_readout_is_the_schedules_at_its_load(sim):
+    settings = [DEFAULT, *({**DEFAULT, "concurrency": b} for b in (16, 64, 128, 1024))]
+    settings += [{**DEFAULT, "engine": "vllm", "concurrency": 32}, {**DEFAULT, "drafter": "ngram", "concurrency": 256}]
+    for setting in settings:
+        set_controls(sim, setting)
+        schedule = gamma_schedule(**{k: setting[k] for k in SCHEDULE_FIELDS})
+        b = setting["concurrency"]
+        gamma = int(schedule.gamma[b - 1]) if b <= schedule.batch_sizes[-1] else OFF
+        speedup = BY_KEY["speedup"].format(float(evaluate(**{**setting, "gamma": max(gamma, 1)}).speedup))
+        expected = best_gamma_text(gamma, speedup, bool(evaluate(**setting).fits))
+        assert sim.text_content("[data-best-gamma]") == expected, setting
+    set_controls(sim, DEFAULT)
+    assert sim.text_content("[data-best-gamma]").startswith(f"{int(gamma_schedule().gamma[0])} (")
+
+
+def test_without_javascript_the_schedule_is_there(browser, site_server):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site_server)
+    text = default_text(SiteSettings())
+    assert page.text_content("[data-schedule]") == text["schedule"] == model_schedule(DEFAULT)
+    assert page.text_content("[data-best-gamma]") == text["best_gamma"]
+    context.close()

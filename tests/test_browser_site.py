@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 #: path -> minimum number of figures
-PAGES = {"": 10, "beyond/": 5, "validation/": 2, "model/": 0, "notebook/": 1, "cli/": 0}
+PAGES = {"": 10, "beyond/": 5, "validation/": 4, "model/": 0, "notebook/": 1, "cli/": 0}
 ALL_RENDERED = "() => [...document.querySelectorAll('.specfig')].every(e => e.dataset.state === 'rendered')"
 
 
@@ -167,7 +167,10 @@ def test_a_figure_menu_is_a_labelled_select_that_follows_plotly_buttons(page, si
 
 
 def test_every_figure_with_a_plotly_control_has_a_native_one(page, site_server):
-    for path, ids in {"": ["ladder", "breakdown", "gamma", "breakeven"], "hardware/": ["hardware"]}.items():
+    for path, ids in {
+        "": ["ladder", "breakdown", "gamma", "gamma-schedule", "breakeven"],
+        "hardware/": ["hardware"],
+    }.items():
         page.goto(site_server + path, wait_until="load")
         render_all(page)
         counts = page.evaluate(

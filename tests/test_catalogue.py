@@ -229,14 +229,42 @@ def test_the_catalogue_holds_exactly_the_listed_accelerators_default_first():
 @pytest.mark.parametrize(("key", "bandwidth", "flops", "capacity"), DATASHEETS, ids=[r[0] for r in DATASHEETS])
 def test_hardware_figures_equal_the_datasheets(key, bandwidth, flops, capacity):
     hw = get_hardware(key)
-    assert (hw.memory_bandwidth.value, hw.peak_flops.value, hw.memory_capacity.value) == (bandwidth, flops, capacity)
-    assert (hw.memory_bandwidth.unit, hw.peak_flops.unit, hw.memory_capacity.unit) == ("B/s", "FLOP/s", "B")
+    got = (hw.memory_bandwidth.value, hw.peak_flops.value, hw.datasheet_memory_capacity.value)
+    assert got == (bandwidth, flops, capacity)
+    units = (hw.memory_bandwidth.unit, hw.peak_flops.unit, hw.datasheet_memory_capacity.unit, hw.memory_capacity.unit)
+    assert units == ("B/s", "FLOP/s", "B", "B")
+
+
+#: The memory each card reports, as its public nvidia-smi / rocm-smi output prints it: key, the
+#: printed figure, its unit in bytes (nvidia-smi prints MiB, rocm-smi --showmeminfo vram bytes).
+REPORTED = [
+    ("h100-sxm", 81559, 2**20),  # "81559MiB", github NVIDIA/nccl issue 1264
+    ("h200", 143771, 2**20),  # github sgl-project/sglang issue 3196
+    ("b200", 183359, 2**20),  # github NVIDIA/TensorRT-LLM issue 10278
+    ("a100-80gb", 81920, 2**20),  # github thamada/nvidia-smi gls/A100SXMx4_smi.py
+    ("mi300x", 206141652992, 1),  # "VRAM Total Memory (B)", github ROCm/ROCm issue 4750
+    ("l40s", 46068, 2**20),  # github thamada/nvidia-smi nvsim/L40S_smi.py
+]
+
+
+def test_every_accelerator_has_its_reported_memory_listed():
+    assert [row[0] for row in REPORTED] == HARDWARE
+
+
+@pytest.mark.parametrize(("key", "printed", "unit"), REPORTED, ids=[r[0] for r in REPORTED])
+def test_memory_capacity_is_what_the_card_reports(key, printed, unit):
+    hw = get_hardware(key)
+    assert hw.memory_capacity.value == printed * unit
+    assert str(printed) in hw.memory_capacity.source, f"{key}: the source must quote the reported figure"
+    assert ("nvidia-smi" if unit == 2**20 else "rocm-smi") in hw.memory_capacity.source
+    # what the card reports is not the datasheet's decimal figure (80 GB is 74.5 GiB; an H100 reports 79.6)
+    assert hw.memory_capacity.value != hw.datasheet_memory_capacity.value
 
 
 @pytest.mark.parametrize("key", HARDWARE)
 def test_every_hardware_number_cites_a_url(key):
     hw = get_hardware(key)
-    for field in ("memory_bandwidth", "peak_flops", "memory_capacity"):
+    for field in ("memory_bandwidth", "peak_flops", "memory_capacity", "datasheet_memory_capacity"):
         assert URL.search(getattr(hw, field).source), f"{key}.{field} cites no URL"
     assert "dense" in hw.peak_flops.source, f"{key}: the peak must be the dense BF16 figure, and say so"
 

@@ -63,12 +63,12 @@ def test_outcomes_agree_with_the_model(config):
     """Each claim's outcome is what the model computed here says, not a typed verdict."""
     name, s, said = config
     assert said["rung_b64"].outcome.split(":")[0] == _verdict(evaluate(concurrency=64, settings=s).speedup), name
-    assert said["counters_b64"].outcome == _verdict(evaluate(concurrency=64, settings=s).speedup), name
+    assert said["counters_b64"].outcomes["outcome"] == _verdict(evaluate(concurrency=64, settings=s).speedup), name
     big = evaluate(drafter=s.deployment.big_draft, alpha=0.95, settings=s).speedup
     small = evaluate(settings=s).speedup
     texts = formatting.times(float(big)), formatting.times(float(small))
     expected = "level" if texts[0] == texts[1] else "short" if float(big) < float(small) else "ahead"
-    assert said["big_draft"].outcome == expected, name
+    assert said["big_draft"].outcomes["outcome"] == expected, name
     same = evaluate(acceptance="same", settings=s).mean_acceptance_length
     falling = evaluate(settings=s).mean_acceptance_length
     assert (said["same_profile"].outcome == "equal") == (f"{float(same):.2f}" == f"{float(falling):.2f}"), name
@@ -82,7 +82,7 @@ def test_falling_ratio_1_words_the_bigger_draft_as_ahead_and_the_profiles_as_one
     still short of Qwen3-0.6B" (at 2.26x) and "flatters by 0%"."""
     said = article_claims(resolved(CONFIGS["falling-ratio-1"]))
     text = sentences(said)
-    assert said["big_draft"].outcome == "ahead" and "short of" not in text["big_draft"]
+    assert said["big_draft"].outcomes["outcome"] == "ahead" and "short of" not in text["big_draft"]
     assert said["same_profile"].outcome == "equal" and "flatters" not in text["same_profile"]
 
 
@@ -187,3 +187,99 @@ def test_quoted_numbers_are_marked_as_quotations():
     assert papers and all(v.quoted for v in papers.values())
     assert all(re.search(r"arXiv:\d{4}\.\d{5}", v.quoted) for k, v in papers.items() if k != "paper_per_position_cut")
     assert not any(v.quoted for k, v in numbers.items() if not k.startswith("paper_"))
+
+
+GAMMA_GRID = np.arange(1, 11)
+#: Every claim that gives a verdict about one load, the prefix of the best γ it names there and
+#: the load (``counters_b64`` names the ideal engine's only: its section is vLLM's own counters).
+LOAD_VERDICTS = {"rung_b1": ("b1", 1), "rung_b64": ("b64", 64), "rung_b1024": ("b1024", 1024),
+                 "counters_b64": ("c64", 64), "head_b64": ("d64", 64)}  # fmt: skip
+
+
+def _best(s, engine: str, **scenario) -> tuple[int, float]:
+    curve = np.asarray(evaluate(gamma=GAMMA_GRID, engine=engine, settings=s, **scenario).speedup)
+    return int(GAMMA_GRID[np.argmax(curve)]), float(curve.max())
+
+
+@pytest.mark.parametrize("claim", list(LOAD_VERDICTS))
+def test_every_verdict_about_a_load_names_the_best_gamma_under_both_engines(config, claim):
+    """The sentence names the best γ at its load and its speedup, as the model computed here
+    gives them, under the ideal engine and under the profile fitted to vLLM."""
+    name, s, said = config
+    prefix, load = LOAD_VERDICTS[claim]
+    text = sentences({claim: said[claim]})[claim]
+    values = said[claim].values
+    engines = (("ideal", prefix), ("vllm", f"{prefix}_fitted"))
+    for engine, key in engines[:1] if claim == "counters_b64" else engines:
+        g, top = _best(s, engine, concurrency=load)
+        assert values[f"{key}_best"].text == f"{g}", (name, claim, engine)
+        assert values[f"{key}_best_speedup"].text == formatting.times(top), (name, claim, engine)
+        gain = formatting.verdict(top) == "faster"
+        assert said[claim].outcomes["best" if engine == "ideal" else "fitted_best"] == ("gain" if gain else "off")
+    assert values[f"{prefix}_best_speedup"].text in text, (name, claim, text)
+    assert f"γ = {values[f'{prefix}_best'].text}" in text or f", {values[f'{prefix}_best'].text}," in text, text
+
+
+def _first_not_faster(rungs, speedups):
+    return next((int(b) for b, x in zip(rungs, speedups) if _verdict(x) != "faster"), None)
+
+
+@pytest.mark.parametrize("engine", ["ideal", "vllm"])
+def test_the_thesis_is_true_under_both_engines(config, engine):
+    """Where the article's γ stops gaining, and whether a γ chosen per load still gains on every
+    rung that fits, as the model computed here gives them under each engine."""
+    name, s, said = config
+    thesis = said["thesis_turn"]
+    ev = evaluate(concurrency=LADDER, engine=engine, settings=s)
+    stop = _first_not_faster(LADDER, ev.speedup)
+    key = "stop" if engine == "ideal" else "fitted_stop"
+    assert thesis.values[key].text == (f"{stop:,}" if stop else "none"), (name, engine)
+    fits = np.asarray(evaluate(concurrency=LADDER, settings=s).fits)
+    tops = [_best(s, engine, concurrency=int(b))[1] for b in LADDER[fits]]
+    tuned = _first_not_faster(LADDER[fits], tops)
+    facet = thesis.outcomes["tuned" if engine == "ideal" else "fitted_tuned"]
+    assert facet == ("always" if tuned is None else "none" if tuned == 1 else "stops"), (name, engine, tuned)
+    sentence = sentences({"thesis_turn": thesis})["thesis_turn"]
+    if facet == "stops":
+        assert thesis.values["tuned_stop" if engine == "ideal" else "fitted_tuned_stop"].text in sentence, name
+
+
+@pytest.mark.parametrize("engine", ["ideal", "vllm"])
+def test_the_rules_of_thumb_are_true_under_both_engines(config, engine):
+    """Rule 1 quotes each engine's best γ and speedup at one and eight sequences; rule 2 quotes
+    only rungs where every drafter it names fits, under each engine."""
+    name, s, said = config
+    few, many = said["rule_few"], said["rule_many"]
+    prefix = "" if engine == "ideal" else "fitted_"
+    for load in (1, 8):
+        g, top = _best(s, engine, concurrency=load)
+        assert few.values[f"{prefix}best_b{load}"].text == f"{g}", (name, engine, load)
+        assert few.values[f"{prefix}speedup_b{load}"].text == formatting.times(top), (name, engine, load)
+    top_rung = int(many.values["free_top"].value)
+    free = evaluate(concurrency=top_rung, drafter=np.array(["ngram", "eagle", "eagle-32k"]), gamma=2, settings=s)
+    assert np.all(free.fits), (name, top_rung)
+    text = sentences({"rule_many": many})["rule_many"]
+    assert "256 sequences" not in text or top_rung >= 256, text
+
+
+def test_the_serving_numbers_search_every_concurrency(config):
+    """The latency section's counts come from every concurrency, not only the ladder's powers
+    of two, and name the draft model's best γ for each target."""
+    from sitebuild.claims.serving import LOW_TARGET_RUNG, latency_target
+    from specmodel.model.serving import best_at_rate
+
+    name, s, said = config
+    low = said["latency_low"]
+    if low.outcomes["outcome"] == "same":
+        return
+    target = latency_target(s, LOW_TARGET_RUNG)
+    b = np.arange(1, 1025)
+    best = (0, -1.0, 0)
+    for g in GAMMA_GRID:
+        ev = evaluate(concurrency=b, gamma=int(g), settings=s)
+        i = best_at_rate(ev.spec_tokens_per_s_per_sequence, ev.spec_tokens_per_s, ev.fits, target)
+        total = float(ev.spec_tokens_per_s[i]) if i >= 0 else 0.0
+        if total > best[1]:
+            best = (int(g), total, int(b[i]) if i >= 0 else 0)
+    assert low.values["g_best"].text == f"{best[0]}", name
+    assert low.values["b_best"].text == f"{best[2]:,}", name

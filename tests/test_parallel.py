@@ -43,7 +43,8 @@ def _assert_identical(a, b) -> None:
 def test_tensor_parallel_1_is_the_one_card_roofline_bit_for_bit():
     """On one GPU the split (1/N of the weights and arithmetic, the cache by KV heads, the
     all-reduces) vanishes: the verify pass is the roofline's ``W + B n kv`` bytes and ``Q B f``
-    FLOPs of the whole model, exactly, and spends nothing on all-reduces."""
+    FLOPs of the whole model, exactly, and spends nothing on all-reduces. (In ``vllm``, which
+    gathers embedding rows, W leaves out Qwen3-8B's untied input table and adds B Q rows.)"""
     ev = evaluate(**GRID, tensor_parallel=1)
     qwen = get_architecture("qwen3-8b")
     c = Settings().constants
@@ -52,9 +53,13 @@ def test_tensor_parallel_1_is_the_one_card_roofline_bit_for_bit():
         arch.dense_flops_per_position(qwen, c.FLOPS_PER_PARAMETER), arch.attention_flops_per_position_per_token(qwen), n
     )
     batch = GRID["concurrency"].astype(float)
-    expected_bytes = roofline.pass_bytes(
-        float(arch.weight_bytes(qwen)), float(arch.kv_cache_bytes_per_token(qwen)), batch, n
+    gather = np.array([0.0, 1.0])[None, None, None, :]  # ideal reads the table, vllm gathers rows
+    weights = (
+        float(arch.weight_bytes(qwen))
+        - gather * arch.input_embedding_bytes(qwen)
+        + batch * 5.0 * (gather * arch.embedding_gather_bytes(qwen, 1))
     )
+    expected_bytes = roofline.pass_bytes(weights, float(arch.kv_cache_bytes_per_token(qwen)), batch, n)
     np.testing.assert_array_equal(ev.verify_bytes, np.broadcast_to(expected_bytes, ev.speedup.shape))
     np.testing.assert_array_equal(
         ev.verify_flops, np.broadcast_to(roofline.pass_flops(f, batch, 5.0), ev.speedup.shape)

@@ -78,7 +78,14 @@ def test_each_figure_reserves_its_height_and_its_controls_rows(generated):
         count = len(layout.get("sliders", [])) + len(layout.get("updatemenus", []))
         assert style.get("controls") == (str(count) if count else None), spec.id
         controls[spec.id] = count
-    assert {k for k, v in controls.items() if v} == {"ladder", "breakdown", "gamma", "breakeven", "hardware"}
+    assert {k for k, v in controls.items() if v} == {
+        "ladder",
+        "breakdown",
+        "gamma",
+        "gamma-schedule",
+        "breakeven",
+        "hardware",
+    }
 
 
 def test_each_figure_has_its_data_as_csv_from_the_same_computation(generated):
@@ -319,9 +326,10 @@ def test_a_config_that_swaps_the_hardware_rebuilds_the_whole_site_for_it(tmp_pat
     for name in ("rung_b1.base_tps_b1", "rung_b1.spec_tps_b1"):
         assert h200[name]["value"] == pytest.approx(h100[name].value * ratio, rel=1e-9), name
     assert h200["verify_mem_ms_b1"]["value"] == pytest.approx(h100["verify_mem_ms_b1"].value / ratio, rel=1e-9)
-    # ...and the speedup at one sequence does not; capacity follows the card's 141 GB.
+    # ...and the speedup at one sequence does not; capacity follows the memory the card reports
+    # (nvidia-smi: 143,771 MiB, specmodel/data/hardware.toml).
     assert h200["speedup_b1"]["text"] == h100["speedup_b1"].text
-    assert h200["usable_gib"]["value"] == pytest.approx(141e9 * 0.9)
+    assert h200["usable_gib"]["value"] == pytest.approx(143771 * 2**20 * 0.9)
     assert h200["batch_room.max_b_plain"]["value"] > 2 * h100["batch_room.max_b_plain"].value
     assert h200["memory_bound.ridge"]["text"] != h100["memory_bound.ridge"].text
     # The simulator's data and the settings file follow too.

@@ -243,6 +243,36 @@
       row.hidden = plain === 0 && spec === 0;
     });
     root.querySelector("[data-part-total]").textContent = fixed(at(meta.parts_total, setting), meta.parts_total.decimals) + "%";
+    root.querySelector("[data-best-gamma]").textContent = bestGammaText(setting);
+    root.querySelector("[data-schedule]").textContent = scheduleLine(setting);
+  }
+
+  function bestGammaText(setting) {
+    /* The gamma the schedule runs at this load, with the speedup readout at that gamma, or why
+     * it runs none (the build stored 0 where it turns speculation off). */
+    var field = meta.best_gamma;
+    var gamma = at(field, setting);
+    if (!gamma) return at(meta.fits, setting) ? field.off.gain : field.off.memory;
+    var speedup = meta.readouts.speedup;
+    var units = at(speedup, Object.assign({}, setting, { gamma: gamma }));
+    return field.text.replace("{gamma}", String(gamma)).replace("{speedup}", readoutText(speedup, units));
+  }
+
+  function scheduleLine(setting) {
+    /* vLLM's schedule for this slice and context, written from the numbers the build stored:
+     * how many ranges, num_speculative_tokens, then each range's low, high and gamma. */
+    var field = meta.schedule;
+    var text = field.template;
+    var count = at(field, setting, 0);
+    if (!count) return text.empty;
+    var ranges = [];
+    for (var k = 0; k < count; k++) {
+      ranges.push(
+        text.range[0] + at(field, setting, 2 + 3 * k) + text.range[1] + at(field, setting, 3 + 3 * k) +
+          text.range[2] + at(field, setting, 4 + 3 * k)
+      );
+    }
+    return text.start + at(field, setting, 1) + text.ranges + ranges.join(text.separator) + text.end;
   }
 
   function renderLadder(setting) {
@@ -345,7 +375,7 @@
      * (the headline is busy meanwhile, so a screen reader announces only the answer). */
     root.setAttribute("data-state", "loading");
     root.querySelector(".specsim__headline").setAttribute("aria-busy", "true");
-    root.querySelectorAll("[data-readout], [data-fits], [data-acceptance], [data-part-plain], [data-part-spec], [data-part-total]")
+    root.querySelectorAll("[data-readout], [data-fits], [data-acceptance], [data-part-plain], [data-part-spec], [data-part-total], [data-best-gamma], [data-schedule]")
       .forEach(function (el) { el.textContent = meta.pending; });
     root.querySelectorAll("[data-ladder] .specsim__value").forEach(function (el) { el.textContent = meta.pending; });
     root.querySelector("[data-verdict]").textContent = "(loading the numbers for this setting)";

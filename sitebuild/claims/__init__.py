@@ -10,11 +10,23 @@ read there. An outcome the page has no branch for stops the build, naming the cl
 
 from __future__ import annotations
 
-from sitebuild.claims import beyond, capacity, cards, drafts, gamma, ladder, opening, rules, serving, validation
+from sitebuild.claims import (
+    beyond,
+    capacity,
+    cards,
+    drafts,
+    gamma,
+    ladder,
+    opening,
+    rules,
+    schedule,
+    serving,
+    validation,
+)
 from sitebuild.claims.core import ClaimError, Said
 from sitebuild.config import SiteSettings
 
-SECTIONS = (opening, ladder, drafts, gamma, capacity, serving, rules, cards, beyond, validation)
+SECTIONS = (opening, ladder, drafts, gamma, schedule, capacity, serving, rules, cards, beyond, validation)
 
 
 def article_claims(settings: SiteSettings) -> dict[str, Said]:

@@ -33,6 +33,26 @@ def b70_predictions(settings: SiteSettings) -> Said:
     return claim("b70_predictions", "hold" if summary["median"] <= MULTIGPU_MEDIAN_TARGET else "miss", values)
 
 
+#: The tensor-parallel groups of H100s the page considers for Llama-3-70B.
+B70_GROUPS = (1, 2, 4, 8)
+
+
+def b70_gpus(settings: SiteSettings) -> Said:
+    """How many H100s Llama-3-70B with its 1B draft needs at one sequence: the memory it needs
+    per GPU on one, two and four, against what one H100 may use; the smallest group that holds it."""
+    draft = multi.workload_series(settings)["llama-3.2-1b"]
+    groups = np.array(B70_GROUPS)
+    ev = multi.evaluate_series(settings, draft, concurrency=1, tensor_parallel=groups)
+    need = np.asarray(ev.memory_required_bytes, dtype=float)
+    fits = np.asarray(ev.fits, dtype=bool)
+    values = {f"hbm_tp{g}": gib_number(float(need[i])) for i, g in enumerate(B70_GROUPS) if g <= 4}
+    values["usable"] = gib_number(float(np.asarray(ev.usable_memory_bytes)[0]))
+    smallest = int(groups[np.argmax(fits)]) if fits.any() else None
+    values["smallest"] = plain(smallest or 0, 0)
+    outcome = {1: "one", 2: "two", 4: "four", 8: "eight"}.get(smallest or 0, "none")
+    return claim("b70_gpus", outcome, values)
+
+
 def b70_ladder(settings: SiteSettings) -> Said:
     """Where each measured drafter starts to lose on the model's ladder, and the 1B draft
     against the article's draft at 64 sequences."""
@@ -164,6 +184,7 @@ def moe_curves(settings: SiteSettings) -> Said:
 
 
 CLAIMS = (
+    b70_gpus,
     b70_predictions,
     b70_ladder,
     b70_fits,

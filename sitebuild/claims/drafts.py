@@ -3,11 +3,13 @@ draft, and heads against the draft model at one and at 64 sequences."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from sitebuild.claims.core import Said, claim, composed
-from sitebuild.claims.words import part, verdict
+from sitebuild.claims.words import FITTED_ENGINE, load_facets, part, settings_gamma, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import one
-from sitebuild.numbers.text import at, name, percent, plain, speedup_at
+from sitebuild.numbers.text import Number, at, name, percent, plain, speedup_at, times
 from specmodel.formatting import GIB, KIB
 from specmodel.model import architecture as arch
 from specmodel.model.drafters import drafter_coefficients
@@ -52,7 +54,12 @@ def big_draft(settings: SiteSettings) -> Said:
     }
     high, low = values["speedup_big_a95"], values["speedup_b1"]
     outcome = "level" if high.text == low.text else "short" if high.value < low.value else "ahead"
-    return claim("big_draft", outcome, values)
+    big_same = one(settings, drafter=dep.big_draft, alpha=0.95, acceptance="same").speedup
+    small_same = one(settings, acceptance="same").speedup
+    values["big_same"] = speedup_at(big_same, drafter=dep.big_draft, alpha=0.95, acceptance="same")
+    values["small_same"] = speedup_at(small_same, acceptance="same")
+    same = "level" if times(big_same).text == times(small_same).text else "short" if big_same < small_same else "ahead"
+    return composed("big_draft", [("outcome", outcome), ("same", "holds" if same == outcome else same)], values)
 
 
 def head_b1(settings: SiteSettings) -> Said:
@@ -70,7 +77,15 @@ def head_b1(settings: SiteSettings) -> Said:
     }
     size = "more" if eagle_read > draft_read else "less"
     speed = "slower" if float(e.speedup) < float(d.speedup) else "faster"
-    facets = [("size", size), ("speed", f"{'weights' if weights else 'other'}:{speed}")]
+    fe, fd = one(settings, drafter="eagle", engine=FITTED_ENGINE), one(settings, engine=FITTED_ENGINE)
+    values["fitted_eagle_b1"] = speedup_at(fe.speedup, drafter="eagle", engine=FITTED_ENGINE)
+    values["fitted_b1"] = speedup_at(fd.speedup, engine=FITTED_ENGINE)
+    profile = settings.engines[FITTED_ENGINE]
+    values["draft_pass_ms"] = plain(profile.draft_model_pass * 1e3)
+    values["head_pass_ms"] = plain(profile.head_pass_s * 1e3)
+    fitted = "slower" if float(fe.speedup) < float(fd.speedup) else "faster"
+    facets = [("size", size), ("speed", f"{'weights' if weights else 'other'}:{speed}"),
+              ("fitted", "same" if fitted == speed else fitted)]  # fmt: skip
     return composed("head_b1", facets, values)
 
 
@@ -92,8 +107,48 @@ def head_b64(settings: SiteSettings) -> Said:
         "speedup_eagle": speedup_at(e.speedup, concurrency=64, drafter="eagle"),
         "speedup_eagle32k": speedup_at(e32.speedup, concurrency=64, drafter="eagle-32k"),
     }
-    facets = [("draft_model", verdict(d.speedup)), ("head", verdict(e.speedup))]
+    load, more = load_facets(settings, "d64", concurrency=64)
+    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    fitted = one(settings, concurrency=64, drafter="eagle", engine=FITTED_ENGINE)
+    values["eagle_fitted"] = speedup_at(fitted.speedup, concurrency=64, drafter="eagle", engine=FITTED_ENGINE)
+    facets = [("draft_model", verdict(d.speedup)), ("head", verdict(e.speedup)), *load,
+              ("head_fitted", verdict(fitted.speedup))]  # fmt: skip
     return composed("head_b64", facets, values)
 
 
-CLAIMS = (kv_heads, big_draft, head_b1, head_b64)
+#: The measured n-gram workloads the article contrasts, by the dataset the measurement file
+#: names: a conversation (chat-like: few continuations to copy) and code edits (copy-heavy:
+#: the answer repeats most of its input).
+NGRAM_WORKLOADS = {"chat": "ShareGPT", "copy": "InstructCoder"}
+
+
+def _ngram_acceptance(dataset: str) -> tuple[tuple[float, ...], float]:
+    """The per-position acceptance and mean acceptance length vLLM measured for n-gram lookup on
+    ``dataset`` (the measurement file's rows at batch 1)."""
+    from sitebuild.paths import MEASUREMENTS
+    from specmodel.measurements import load_measurements
+
+    row = next(r for r in load_measurements(MEASUREMENTS)
+               if r.method == "ngram" and r.dataset == dataset and r.per_position_acceptance)  # fmt: skip
+    return tuple(row.per_position_acceptance or ()), float(row.mean_acceptance_length or 0.0)
+
+
+def ngram_workloads(settings: SiteSettings) -> Said:
+    """N-gram lookup with the acceptance measured on a chat-like and on a copy-heavy workload
+    (:data:`NGRAM_WORKLOADS`), at one and at 64 sequences, under the ideal engine and the
+    profile fitted to vLLM; against the article's α, which assumes every prompt alike."""
+    values: dict[str, Number] = {}
+    facets = []
+    for kind, dataset in NGRAM_WORKLOADS.items():
+        u, length = _ngram_acceptance(dataset)
+        values[f"{kind}_dataset"] = name(dataset)
+        values[f"{kind}_mal"] = plain(length)
+        for engine, tag in (("ideal", "ideal"), (FITTED_ENGINE, "fitted")):
+            ev = one(settings, drafter="ngram", per_position=np.array(u), concurrency=np.array([1, 64]), engine=engine)
+            values[f"{kind}_{tag}_b1"] = times(ev.speedup[0])
+            values[f"{kind}_{tag}_b64"] = times(ev.speedup[1])
+            facets.append((f"{kind}_{tag}", verdict(ev.speedup[1])))
+    return composed("ngram_workloads", facets, values)
+
+
+CLAIMS = (kv_heads, big_draft, head_b1, head_b64, ngram_workloads)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sitebuild.claims.core import Said, claim, composed
-from sitebuild.claims.words import first_rung, not_faster, rung, verdict
+from sitebuild.claims.words import first_rung, fitting, not_faster, rung, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import name, plain, speedup_at
@@ -53,7 +53,8 @@ def gamma_by_concurrency(settings: SiteSettings) -> Said:
     best = G[np.argmax(curves, axis=1)]
     top = curves.max(axis=1)
     i32, i64 = int(np.flatnonzero(LADDER == 32)[0]), int(np.flatnonzero(LADDER == 64)[0])
-    no_gain = first_rung(LADDER, not_faster(top))
+    fits = fitting(one(settings, concurrency=LADDER).fits)
+    no_gain = first_rung(LADDER[fits], not_faster(top[fits]))  # on the rungs where the deployment fits
     b1, b32, b64 = int(best[0]), int(best[i32]), int(best[i64])
     shape = "flat" if b1 == b32 == b64 else "shrinks" if b1 >= b32 >= b64 else "other"
     end = "never" if no_gain is None else "none" if no_gain == 1 else "ends"
@@ -63,6 +64,7 @@ def gamma_by_concurrency(settings: SiteSettings) -> Said:
         "best_b64": plain(b64, 0),
         "best_speedup_b64": speedup_at(top[i64], concurrency=64, gamma=b64),
         "no_gain": rung(no_gain),
+        "last_fit": plain(int(LADDER[fits][-1]) if fits.any() else 1, 0),
     }
     facets = [("shape", shape), ("end", end)]
     return composed("gamma_by_concurrency", facets, values)

@@ -7,12 +7,16 @@ import numpy as np
 
 from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import (
+    FITTED_ENGINE,
     first_rung,
+    fitting,
     largest_extra,
     largest_part,
+    load_facets,
     not_faster,
     part,
     rung,
+    settings_gamma,
     verdict,
 )
 from sitebuild.config import SiteSettings
@@ -38,7 +42,9 @@ def rung_b1(settings: SiteSettings) -> Said:
         values["largest_share"] = percent(part(base, largest) / float(np.sum(base)))
     outcome = f"{'target_weights' if largest == 'target_weights' else 'other'}:{verdict(d.speedup)}"
     weights = "nearly_all" if share > 0.9 else "mostly" if share > 0.5 else "partly"
-    facets = [("outcome", outcome), ("weights_words", weights), ("largest_words", largest)]
+    load, more = load_facets(settings, "b1", concurrency=1)
+    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    facets = [("outcome", outcome), ("weights_words", weights), ("largest_words", largest), *load]
     return composed("rung_b1", facets, values)
 
 
@@ -63,21 +69,43 @@ def rung_b64(settings: SiteSettings) -> Said:
     }
     reason = largest if largest in ("draft_kv", "target_arithmetic") else "other"
     state = "memory_bound" if float(d.verify_idle) > 0.01 else "compute_bound"
-    facets = [("verdict", verdict(d.speedup)), ("reason", reason), ("verify_state", state), ("largest_words", largest)]
+    load, more = load_facets(settings, "b64", concurrency=64)
+    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    facets = [("verdict", verdict(d.speedup)), ("reason", reason), ("verify_state", state), ("largest_words", largest),
+              *load]  # fmt: skip
     return composed("rung_b64", facets, values)
 
 
 def ngram_ladder(settings: SiteSettings) -> Said:
-    """Whether n-gram lookup gains at every rung at the default prompt length."""
-    s = one(settings, concurrency=LADDER, drafter="ngram").speedup
-    stop = first_rung(LADDER, not_faster(s))
+    """Whether n-gram lookup gains on every rung that fits at the default prompt length, under
+    the ideal engine and under the profile fitted to vLLM."""
+    ev = one(settings, concurrency=LADDER, drafter="ngram")
+    fits = fitting(ev.fits)
+    s = np.asarray(ev.speedup)[fits]
+    fitted = one(settings, concurrency=LADDER, drafter="ngram", engine=FITTED_ENGINE)
+    f = np.asarray(fitted.speedup)[fits]
+    rungs = LADDER[fits]
+    top = int(np.flatnonzero(fits)[-1])
+    reason = largest_extra(fitted.spec_time_parts[top], fitted.base_time_parts[top])
+    stop, fitted_stop = first_rung(rungs, not_faster(s)), first_rung(rungs, not_faster(f))
     values = {
         "ngram_min": times(np.min(s)),
         "ngram_max": times(np.max(s)),
-        "ngram_b64": speedup_at(s[6], concurrency=64, drafter="ngram"),
+        "ngram_b64": speedup_at(
+            one(settings, concurrency=64, drafter="ngram").speedup, concurrency=64, drafter="ngram"
+        ),
         "ngram_stop": rung(stop),
+        "ngram_top": plain(int(rungs[-1]), 0),
+        "fitted_b1": speedup_at(f[0], drafter="ngram", engine=FITTED_ENGINE),
+        "fitted_top": speedup_at(f[-1], concurrency=int(rungs[-1]), drafter="ngram", engine=FITTED_ENGINE),
+        "fitted_stop": rung(fitted_stop),
     }
-    return claim("ngram_ladder", "every" if stop is None else "stops", values)
+    facets = [
+        ("outcome", "every" if stop is None else "stops"),
+        ("fitted", "every" if fitted_stop is None else "stops"),
+        ("fitted_reason", reason if reason == "target_arithmetic" else "other"),
+    ]
+    return composed("ngram_ladder", facets, values)
 
 
 def rung_b1024(settings: SiteSettings) -> Said:
@@ -92,8 +120,9 @@ def rung_b1024(settings: SiteSettings) -> Said:
         "idle_b1024": at(percent(idle), "verify_idle", concurrency=1024),
         "ngram_b1024": speedup_at(ngram, concurrency=1024, drafter="ngram"),
     }
-    facets = [("verdict", verdict(d.speedup)), ("idle", level),
-              ("n_gram", verdict(ngram))]  # fmt: skip
+    load, more = load_facets(settings, "b1024", concurrency=1024)
+    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    facets = [("verdict", verdict(d.speedup)), ("idle", level), ("n_gram", verdict(ngram)), *load]
     return composed("rung_b1024", facets, values)
 
 

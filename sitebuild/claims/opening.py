@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild.claims.core import Said, claim, phrase
-from sitebuild.claims.words import count, first_rung, largest_extra, not_faster, rung
+from sitebuild.claims.core import Said, claim, composed, phrase
+from sitebuild.claims.words import (
+    FITTED_ENGINE,
+    count,
+    first_rung,
+    fitting,
+    largest_extra,
+    not_faster,
+    rung,
+    settings_gamma,
+)
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import at, gib, name, percent, plain, speedup_at, times
+from specmodel.model.evaluation import Evaluation
 from specmodel.model.roofline import ridge_intensity
+from specmodel.model.scenario import GAMMAS
 from specmodel.model.specs import get_architecture, get_hardware
 
 
@@ -21,34 +32,84 @@ def thesis_bill(settings: SiteSettings) -> Said:
     return claim("thesis_bill", outcome, {"arith_b1": times(b1), "arith_g10": times(g10)})
 
 
-def thesis_turn(settings: SiteSettings) -> Said:
-    """Where the deployment's draft model stops gaining on the ladder, why (the part of the
-    speculative step that grew most over the plain step there), and whether n-gram lookup
-    gains at every rung."""
-    ev = one(settings, concurrency=LADDER)
-    ngram = one(settings, concurrency=LADDER, drafter="ngram").speedup
-    stop = first_rung(LADDER, not_faster(ev.speedup))
-    ngram_stop = first_rung(LADDER, not_faster(ngram))
+def _tuned_stop(settings: SiteSettings, fits: np.ndarray, **scenario: object) -> int | None:
+    """The first rung that fits where no γ of :data:`GAMMAS` gains (None: some γ gains on every
+    rung that fits)."""
+    curves = one(settings, concurrency=LADDER[:, None], gamma=np.array(GAMMAS)[None, :], **scenario).speedup
+    return first_rung(LADDER[fits], not_faster(np.max(curves, axis=1)[fits]))
+
+
+def _other_pair(settings: SiteSettings) -> tuple[float, float]:
+    """The small-draft, large-target pair of the page "Beyond one GPU" (a 1B draft for a 70B
+    target on four H100s, fitted acceptance, the fitted profile) at 64 sequences: its speedup,
+    and its draft's cache per token over its target's."""
+    from sitebuild.figures import beyond as multi
+
+    draft = multi.workload_series(settings)["llama-3.2-1b"]
+    ev = multi.evaluate_series(settings, draft, concurrency=64, tensor_parallel=multi.BIG_TP)
+    return float(ev.speedup), float(ev.draft_kv_bytes_per_token / ev.target_kv_bytes_per_token)
+
+
+def _turn(ev: Evaluation, stop: int | None) -> str:
+    """Where a ladder at one γ turns, and why: ``none`` (no gain at one sequence), ``never``,
+    or ``stops:<part>``, the part of the step that grew most over the plain step there."""
     if stop == 1:
-        head = "none"
-    elif stop is None:
-        head = "never"
-    else:
-        i = int(np.flatnonzero(stop == LADDER)[0])
-        head = "stops:" + largest_extra(ev.spec_time_parts[i], ev.base_time_parts[i])
-    tail = "ngram_every" if ngram_stop is None else "ngram_stops"
-    if ngram_stop is not None and ngram_stop > 1:
-        g = one(settings, concurrency=ngram_stop, drafter="ngram")
-        if largest_extra(g.spec_time_parts, g.base_time_parts) != "target_arithmetic":
-            tail = "ngram_stops_other"
+        return "none"
+    if stop is None:
+        return "never"
+    i = int(np.flatnonzero(stop == LADDER)[0])
+    return "stops:" + largest_extra(ev.spec_time_parts[i], ev.base_time_parts[i])
+
+
+def thesis_turn(settings: SiteSettings) -> Said:
+    """Where the deployment's draft model stops gaining on the ladder at the article's γ, why,
+    whether a γ tuned to each load still gains where the deployment fits, the same under the
+    profile fitted to vLLM, how the model pair decides it, and n-gram lookup under both engines."""
+    ev = one(settings, concurrency=LADDER)
+    fits = fitting(ev.fits)
+    fitted = one(settings, concurrency=LADDER, engine=FITTED_ENGINE)
+    stop, fitted_stop = first_rung(LADDER, not_faster(ev.speedup)), first_rung(LADDER, not_faster(fitted.speedup))
+    tuned, fitted_tuned = _tuned_stop(settings, fits), _tuned_stop(settings, fits, engine=FITTED_ENGINE)
+    ngram_ev = one(settings, concurrency=LADDER, drafter="ngram")
+    ngram, ngram_fits = np.asarray(ngram_ev.speedup), fitting(ngram_ev.fits)
+    ngram_fitted = np.asarray(one(settings, concurrency=LADDER, drafter="ngram", engine=FITTED_ENGINE).speedup)
+    ngram_last = int(LADDER[ngram_fits][-1]) if ngram_fits.any() else 1
+    pair_b64, pair_kv = _other_pair(settings)
+    d64 = one(settings, concurrency=64)
+    last = int(LADDER[fits][-1]) if fits.any() else 1
     values = {
         "draft": name(get_architecture(settings.deployment.draft).name),
+        "gamma": plain(settings_gamma(settings), 0),
         "speedup_b1": speedup_at(ev.speedup[0]),
-        "speedup_top": speedup_at(ev.speedup[-1], concurrency=int(LADDER[-1])),
         "stop": rung(stop),
-        "ngram_stop": rung(ngram_stop),
-    }
-    return claim("thesis_turn", f"{head}:{tail}", values)
+        "fitted_stop": rung(fitted_stop),
+        "tuned_stop": rung(tuned),
+        "fitted_tuned_stop": rung(fitted_tuned),
+        "last_fit": plain(last, 0),
+        "max_fit": plain(int(ev.max_concurrency[0]), 0),
+        "kv_share": percent(float(d64.draft_kv_bytes_per_token / d64.target_kv_bytes_per_token)),
+        "pair_b64": times(pair_b64),
+        "pair_kv_share": percent(pair_kv),
+        "ngram_last_fit": plain(ngram_last, 0),
+        "ngram_top": speedup_at(ngram[ngram_last == LADDER][0], drafter="ngram", concurrency=ngram_last),
+        "ngram_fitted_b1": speedup_at(ngram_fitted[0], drafter="ngram", engine=FITTED_ENGINE),
+        "ngram_fitted_last": speedup_at(ngram_fitted[ngram_last == LADDER][0], drafter="ngram",
+                                        engine=FITTED_ENGINE, concurrency=ngram_last),
+    }  # fmt: skip
+    ngram_stop = first_rung(LADDER[ngram_fits], not_faster(ngram[ngram_fits]))
+    ngram_fitted_stop = first_rung(LADDER[ngram_fits], not_faster(ngram_fitted[ngram_fits]))
+    values.update(ngram_stop=rung(ngram_stop), ngram_fitted_stop=rung(ngram_fitted_stop))
+    facets = [
+        ("outcome", _turn(ev, stop)),
+        ("tuned", "always" if tuned is None else "none" if tuned == 1 else "stops"),
+        ("room", "fits" if np.asarray(ev.fits).any() else "unfit"),
+        ("fitted", _turn(fitted, fitted_stop).split(":")[0]),
+        ("fitted_tuned", "always" if fitted_tuned is None else "none" if fitted_tuned == 1 else "stops"),
+        ("pair", "better" if pair_b64 > float(d64.speedup) else "worse"),
+        ("ngram", "every" if ngram_stop is None else "stops"),
+        ("ngram_fitted", "every" if ngram_fitted_stop is None else "stops"),
+    ]
+    return composed("thesis_turn", facets, values)
 
 
 def deployment(settings: SiteSettings) -> Said:

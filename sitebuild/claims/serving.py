@@ -6,12 +6,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sitebuild.claims.core import Said, claim, composed
-from sitebuild.claims.words import first_rung, not_faster, rung, verdict
+import numpy as np
+
+from sitebuild.claims.core import Said, composed
+from sitebuild.claims.words import first_rung, fitting, load_facets, not_faster, rung, settings_gamma, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
 from sitebuild.numbers.text import Number, name, percent, plain, speedup_at, times
 from specmodel.model.drafters import drafter_label
+from specmodel.model.scenario import GAMMAS
 from specmodel.model.serving import best_at_rate
 from specmodel.model.specs import get_architecture
 
@@ -36,20 +39,37 @@ def latency_target(settings: SiteSettings, rung_b: int) -> float:
     return max(10.0, math.floor(rate / 10.0) * 10.0)
 
 
-def served(settings: SiteSettings, target: float, drafters: tuple[str, ...]) -> dict[str, Served]:
-    """Plain decoding and each drafter at the per-user ``target`` (tokens/s), on the ladder."""
+#: Every concurrency from one sequence to the top of the ladder: the best batch at a rate per
+#: user is searched on all of them, not only on the ladder's powers of two.
+EVERY_CONCURRENCY = np.arange(1, int(LADDER[-1]) + 1)
+
+
+def served(
+    settings: SiteSettings, target: float, drafters: tuple[str, ...], gamma: int | None = None
+) -> dict[str, Served]:
+    """Plain decoding and each drafter at the per-user ``target`` (tokens/s), searched over
+    :data:`EVERY_CONCURRENCY` (at ``gamma``: the article's when None)."""
+    b = EVERY_CONCURRENCY
+    extra = {} if gamma is None else {"gamma": gamma}
     out: dict[str, Served] = {}
     for drafter in drafters:
-        ev = one(settings, concurrency=LADDER, drafter=drafter)
+        ev = one(settings, concurrency=b, drafter=drafter, **extra)
         if not out:
-            plain_fits = one(settings, concurrency=LADDER, drafter="ngram").fits  # no draft memory
+            plain_fits = one(settings, concurrency=b, drafter="ngram").fits  # no draft memory
             i = best_at_rate(ev.base_tokens_per_s_per_sequence, ev.base_tokens_per_s, plain_fits, target)
-            out[PLAIN] = Served("plain decoding", int(LADDER[i]) if i >= 0 else 0,
+            out[PLAIN] = Served("plain decoding", int(b[i]) if i >= 0 else 0,
                                 float(ev.base_tokens_per_s[i]) if i >= 0 else 0.0)  # fmt: skip
         i = best_at_rate(ev.spec_tokens_per_s_per_sequence, ev.spec_tokens_per_s, ev.fits, target)
-        out[drafter] = Served(drafter_label(drafter), int(LADDER[i]) if i >= 0 else 0,
+        out[drafter] = Served(drafter_label(drafter), int(b[i]) if i >= 0 else 0,
                               float(ev.spec_tokens_per_s[i]) if i >= 0 else 0.0)  # fmt: skip
     return out
+
+
+def best_gamma_served(settings: SiteSettings, target: float, drafter: str) -> tuple[int, Served]:
+    """The γ of :data:`GAMMAS` at which ``drafter`` serves the most tokens/s at the per-user
+    ``target``, and what it serves."""
+    options = [(g, served(settings, target, (drafter,), gamma=g)[drafter]) for g in GAMMAS]
+    return max(options, key=lambda o: (o[1].total, -o[0]))
 
 
 def _values(settings: SiteSettings, target: float) -> tuple[dict[str, Number], dict[str, Served]]:
@@ -62,6 +82,9 @@ def _values(settings: SiteSettings, target: float) -> tuple[dict[str, Number], d
         values[f"t_{label}"] = plain(s.total, 0)
     p, d = table[PLAIN].total, table[draft].total
     values["ratio"] = times(d / p) if p > 0 else Number(float("nan"), "any multiple of")
+    g, best = best_gamma_served(settings, target, draft)
+    values.update(g_best=plain(g, 0), b_best=plain(best.sequences, 0), t_best=plain(best.total, 0))
+    table["best"] = best
     return values, table
 
 
@@ -76,10 +99,18 @@ def _order(table: dict[str, Served], draft: str) -> str:
     return "spec_more" if d.total > 1.03 * p.total else "plain_more" if p.total > 1.03 * d.total else "level"
 
 
+def _tuned(table: dict[str, Served]) -> str:
+    """How the draft model at its best γ for the target compares with plain decoding there."""
+    return _order({PLAIN: table[PLAIN], "best": table["best"]}, "best")
+
+
 def latency_high(settings: SiteSettings) -> Said:
-    """Who serves most at a fast per-user target (plain decoding's rate at 8 sequences)."""
+    """Who serves most at a fast per-user target (plain decoding's rate at 8 sequences), at the
+    article's γ and at the draft model's best γ for that target."""
     values, table = _values(settings, latency_target(settings, HIGH_TARGET_RUNG))
-    return claim("latency_high", _order(table, settings.deployment.draft), values)
+    values["gamma"] = plain(settings_gamma(settings), 0)
+    return composed("latency_high", [("outcome", _order(table, settings.deployment.draft)), ("tuned", _tuned(table))],
+                    values)  # fmt: skip
 
 
 def latency_low(settings: SiteSettings) -> Said:
@@ -87,9 +118,11 @@ def latency_low(settings: SiteSettings) -> Said:
     ``same`` where that rate rounds down to the fast target, so there is no second target."""
     low = latency_target(settings, LOW_TARGET_RUNG)
     if low >= latency_target(settings, HIGH_TARGET_RUNG):
-        return claim("latency_low", "same", {"target": plain(low, 0)})
+        return composed("latency_low", [("outcome", "same"), ("tuned", "same")], {"target": plain(low, 0)})
     values, table = _values(settings, low)
-    return claim("latency_low", _order(table, settings.deployment.draft), values)
+    values["gamma"] = plain(settings_gamma(settings), 0)
+    return composed("latency_low", [("outcome", _order(table, settings.deployment.draft)), ("tuned", _tuned(table))],
+                    values)  # fmt: skip
 
 
 def counters_b64(settings: SiteSettings) -> Said:
@@ -100,14 +133,17 @@ def counters_b64(settings: SiteSettings) -> Said:
         "slower_b64": percent(1 - float(d.speedup)),
         "speedup_b64": speedup_at(d.speedup, concurrency=64),
     }
-    return claim("counters_b64", verdict(d.speedup), values)
+    load, more = load_facets(settings, "c64", concurrency=64)
+    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    return composed("counters_b64", [("outcome", verdict(d.speedup)), load[0]], values)
 
 
 def engines(settings: SiteSettings) -> Said:
-    """The vLLM profile against the ideal model on the default ladder."""
+    """The vLLM profile against the ideal model on the rungs of the default ladder that fit."""
     v = one(settings, concurrency=LADDER, engine="vllm").speedup
     i = one(settings, concurrency=LADDER, engine="ideal").speedup
-    sv, si = first_rung(LADDER, not_faster(v)), first_rung(LADDER, not_faster(i))
+    fits = fitting(one(settings, concurrency=LADDER).fits)  # the rungs that fit
+    sv, si = first_rung(LADDER[fits], not_faster(v[fits])), first_rung(LADDER[fits], not_faster(i[fits]))
     if sv is None or si is None:
         order = "never" if sv is None and si is None else "vllm_never" if sv is None else "ideal_never"
     else:
@@ -123,7 +159,12 @@ def engines(settings: SiteSettings) -> Said:
     level = "less" if v[0] < i[0] else "more"
     gains = verdict(v[0]) == verdict(i[0]) == "faster" and (sv is None) == (si is None)
     story = f"same_story:{level}" if gains else "different"
-    facets = [("level", level), ("stop", order), ("story", story)]
+    curves = np.asarray(
+        one(settings, concurrency=LADDER[:, None], gamma=np.array(GAMMAS)[None, :], engine="vllm").speedup
+    )
+    tuned = first_rung(LADDER[fits], not_faster(curves.max(axis=1)[fits]))
+    values.update(gamma=plain(settings_gamma(settings), 0), tuned_stop=rung(tuned))
+    facets = [("level", level), ("stop", order), ("tuned", "always" if tuned is None else "stops"), ("story", story)]
     return composed("engines", facets, values)
 
 

@@ -1,7 +1,11 @@
 """Claims of the page "Does it match a real server?": which way each engine errs on the
-public measurements."""
+public measurements, the page's verdict on every measurement no fit has read, the draft model
+measured up to 128 sequences (also the article's paragraph on it, in section 4), and whether
+forward passes have been timed on a GPU."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -10,13 +14,16 @@ from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import verdict
 from sitebuild.config import SiteSettings
 from sitebuild.figures import beyond as multi
+from sitebuild.figures import validation as page
 from sitebuild.figures.engines import validation
 from sitebuild.fit_records import read_sensitivity, read_subset_fits, read_tradeoff
-from sitebuild.numbers.text import name, percent, plain
-from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, SUBSET_FITS
+from sitebuild.numbers.text import name, percent, plain, times
+from sitebuild.pass_timings import read_pass_timings
+from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, PASS_TIMINGS, SUBSET_FITS
 from sitebuild.theme import drafter_label
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary, load_measurements
+from specmodel.model.specs import get_architecture, get_hardware
 
 
 def ideal_optimistic(settings: SiteSettings) -> Said:
@@ -196,7 +203,146 @@ def elsewhere(settings: SiteSettings) -> Said:
     return claim("elsewhere", "vllm_closer" if closer else "mixed", values)
 
 
+def held_out_verdict(settings: SiteSettings) -> Said:
+    """The page's verdict: each engine's median and worst error on every measurement no fit has
+    read (:func:`sitebuild.figures.validation.held_out`), which engine is closer on both counts,
+    and the profile's errors refitted without each source of its own rows (as recorded)."""
+    data = page.held_out(settings)
+    summary = {e: error_summary(data[data["engine"] == e]["error"].to_numpy()) for e in ("ideal", "vllm")}
+    ideal, vllm = summary["ideal"], summary["vllm"]
+    values = {"rows": plain(int((data["engine"] == "vllm").sum()), 0)}
+    for engine, s in summary.items():
+        values |= {f"{engine}_median": percent(s["median"], 1), f"{engine}_max": percent(s["max"], 1)}
+    if vllm["median"] < ideal["median"] and vllm["max"] < ideal["max"]:
+        closer = "vllm"
+    elif ideal["median"] < vllm["median"] and ideal["max"] < vllm["max"]:
+        closer = "ideal"
+    else:
+        closer = "split"
+    fit = settings.engines["vllm"].fit
+    loso = fit.held_out.get("leave_one_source_out") if fit is not None else None
+    if loso:
+        values |= {"loso_median": percent(loso[0], 1), "loso_max": percent(loso[2], 1)}
+    return composed("held_out_verdict", [("closer", closer), ("record", "loso" if loso else "none")], values)
+
+
+def _rank(speedup: float) -> int:
+    """A speedup's verdict as a rank: a loss 0, even 1, a gain 2."""
+    return {"slower": 0, "even": 1, "faster": 2}[verdict(speedup)]
+
+
+def _loss_from(batches: Sequence[int], speedups: Sequence[float]) -> float:
+    """The smallest batch at which ``speedups`` is a loss (a verdict of slower); inf if none."""
+    return float(min((b for b, s in zip(batches, speedups) if _rank(float(s)) == 0), default=np.inf))
+
+
+def _relation(engine_from: float, measured_from: float) -> str:
+    """When an engine predicts the first loss against when it was measured: ``same``,
+    ``earlier`` (also a loss where none was measured), ``later`` or ``never``."""
+    if np.isinf(engine_from):
+        return "never"
+    return "same" if engine_from == measured_from else "earlier" if engine_from < measured_from else "later"
+
+
+def _draft_model_facts(settings: SiteSettings) -> tuple[dict[str, str], dict]:
+    """What both claims on the draft-model measurements share: each engine's relation to the
+    measured first loss (over the held-out rows), and the values they quote."""
+    data = page.draft_model_validation(settings)
+    held = data[~data["fitted"]]
+    measured = held[held["engine"] == "vllm"]
+    measured_from = _loss_from(list(measured["batch"]), list(measured["measured"]))
+    relations, values = {}, {}
+    for engine in ("ideal", "vllm"):
+        part = held[held["engine"] == engine]
+        engine_from = _loss_from(list(part["batch"]), list(part["predicted"]))
+        relations[engine] = _relation(engine_from, measured_from)
+        errors = part["error"].to_numpy()
+        if np.isfinite(engine_from):
+            values[f"{engine}_from"] = plain(engine_from, 0)
+        values |= {
+            f"{engine}_max": percent(float(np.abs(errors).max()), 0),
+            f"{engine}_low": percent(float(np.abs(errors).min()), 0),
+            f"{engine}_signed_low": percent(float(errors.min()), 0, signed=True),
+            f"{engine}_signed_high": percent(float(errors.max()), 0, signed=True),
+        }
+    if np.isfinite(measured_from):
+        values["measured_from"] = plain(measured_from, 0)
+    return relations, {"data": data, "measured_from": measured_from, "values": values}
+
+
+def draft_model_engines(settings: SiteSettings) -> Said:
+    """On the draft-model measurements (validation page): whether any held-out row was measured
+    as a loss and from which batch, from which batch each engine predicts one, and which way both
+    engines err (less gain than measured on every held-out row, more, or both ways)."""
+    relations, facts = _draft_model_facts(settings)
+    data, values = facts["data"], dict(facts["values"])
+    held = data[~data["fitted"]]
+    errors = held["error"].to_numpy()
+    bias = "under" if np.all(errors < 0) else "over" if np.all(errors > 0) else "mixed"
+    measured = held[held["engine"] == "vllm"]
+    top = measured[measured["batch"] == measured["batch"].max()]
+    values |= {"top": plain(int(top["batch"].iloc[0]), 0), "top_low": times(float(top["measured"].min())),
+               "top_high": times(float(top["measured"].max()))}  # fmt: skip
+    facets = [
+        ("measured", "loses" if np.isfinite(facts["measured_from"]) else "gains"),
+        ("ideal", relations["ideal"]),
+        ("vllm", relations["vllm"]),
+        ("bias", bias),
+    ]
+    return composed("draft_model_engines", facets, values)
+
+
+def draft_model_measured(settings: SiteSettings) -> Said:
+    """The article's paragraph on the measured draft model: whether the measured pair and card
+    are the article's, how the measured gain falls from batch 1 to the largest batch (a loss on
+    which datasets, if any), and from which batch each engine predicts a loss against when one
+    was measured."""
+    relations, facts = _draft_model_facts(settings)
+    data, values = facts["data"], dict(facts["values"])
+    measured = data[data["engine"] == "vllm"]
+    first, top = (
+        measured[measured["batch"] == measured["batch"].min()],
+        measured[measured["batch"] == measured["batch"].max()],
+    )
+    losing = [str(d) for d, m in zip(top["dataset"], top["measured"]) if _rank(float(m)) == 0]
+    row = page.draft_model_rows()[0]
+    d = settings.deployment
+    same = (d.target, d.draft, d.hardware, d.tensor_parallel or 1) == (row.target, row.method, row.hardware, 1)
+    values |= {
+        "target": name(get_architecture(row.target).name), "draft": name(get_architecture(row.method).name),
+        "gamma": plain(row.num_speculative_tokens, 0),
+        "b1_low": times(float(first["measured"].min())), "b1_high": times(float(first["measured"].max())),
+        "top": plain(int(top["batch"].iloc[0]), 0), "top_low": times(float(top["measured"].min())),
+        "top_high": times(float(top["measured"].max())), "losing": phrase(" and ".join(losing) or "none"),
+        "datasets": phrase(" and ".join(dict.fromkeys(str(d) for d in measured["dataset"]))),
+    }  # fmt: skip
+    facets = [
+        ("pair", "same" if same else "other"),
+        ("measured", "loses" if losing else "gains"),
+        ("vllm", relations["vllm"]),
+        ("ideal", relations["ideal"]),
+    ]
+    return composed("draft_model_measured", facets, values)
+
+
+def pass_timings(settings: SiteSettings) -> Said:
+    """Whether forward passes have been timed on a GPU (``tools/time_passes.py``'s record) and,
+    if so, on what and how far the timings are from the model's roofline pass times."""
+    record = read_pass_timings(PASS_TIMINGS)
+    if record is None:
+        return claim("pass_timings", "none", {})
+    frame = page.pass_timings_frame(record, settings)
+    values = {
+        "card": name(record.card), "hardware": name(get_hardware(record.hardware).name),
+        "torch": name(record.torch), "transformers": name(record.transformers), "cuda": name(record.cuda),
+        "kv": plain(record.kv_tokens, 0), "passes": plain(len(frame), 0),
+        "ratio_low": times(float(frame["ratio"].min())), "ratio_high": times(float(frame["ratio"].max())),
+        "ratio_median": times(float(frame["ratio"].median())),
+    }  # fmt: skip
+    return claim("pass_timings", "recorded", values)
+
+
 CLAIMS = (
     ideal_optimistic, small_batch_fit, fidelity_targets, dataset_spread, eagle3_tradeoff, memory_sensitivity,
-    elsewhere, multigpu_tails,
+    elsewhere, multigpu_tails, held_out_verdict, draft_model_engines, draft_model_measured, pass_timings,
 )  # fmt: skip

@@ -8,9 +8,12 @@ table, simulator link), side by side; each module lists its figures in ``FIGURES
 * ``costs``: the roofline, the arithmetic bill, memory (and its tables), context, draft heads;
 * ``timing``: where the time goes, and each user's rate against the server's;
 * ``ladders``: the ladder and the break-even map;
+* ``schedule``: the best gamma at every load as vLLM's schedule, against one gamma throughout;
 * ``cards``: the page "Other cards";
 * ``engines``: the engines against real servers (on one GPU) and their tables;
 * ``beyond``: the page "Beyond one GPU" and the four-GPU measurements;
+* ``validation``: the validation page's held-out measurements (every one no fit has read, and
+  the draft model measured up to 128 sequences, also the article's) and the GPU pass timings;
 * ``spec``, ``common``, ``placement``: the record of a figure, and what the figures share.
 
 Conventions: n-gram in teal, losses against plain decoding in magenta, a dashed 1.0x line on

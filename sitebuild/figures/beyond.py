@@ -117,7 +117,7 @@ def _ladder_columns(ev: Evaluation) -> dict:
 
 def deployment_name(hardware: str, gpus: int) -> str:
     """A panel's title: ``4 x H100-SXM, 80 GB``."""
-    return f"{gpus} × {hardware.upper()}, {get_hardware(hardware).memory_capacity.value / 1e9:.0f} GB"
+    return f"{gpus} × {hardware.upper()}, {get_hardware(hardware).datasheet_memory_capacity.value / 1e9:.0f} GB"
 
 
 SPEEDUP_AXIS = "speedup over plain decoding"

@@ -35,7 +35,7 @@ def hardware_ladders(settings: SiteSettings) -> pd.DataFrame:
         frame = ladder_frame(settings, key, COMPARED_CONTEXTS, (settings.deployment.draft, "ngram", "eagle-32k"))
         frame.insert(0, "hardware", key)
         hw = get_hardware(key)
-        frame.insert(1, "hardware_name", f"{key.upper()}, {hw.memory_capacity.value / 1e9:.0f} GB")
+        frame.insert(1, "hardware_name", f"{key.upper()}, {hw.datasheet_memory_capacity.value / 1e9:.0f} GB")
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
@@ -96,7 +96,9 @@ HARDWARE_FIGURE = FigureSpec(
 def hardware_capacity_table(
     settings: SiteSettings, cards: Iterable[str], contexts: Sequence[int] = (2048, 8192)
 ) -> str:
-    """Most concurrent sequences each card holds, with the draft model and without, per context."""
+    """Most concurrent sequences each card holds, with the draft model and without, per context,
+    and the usable share of the memory the card reports (the page's text gives the reported
+    totals: a seventh column would not fit a phone's width)."""
     d = settings.deployment
     head = " | ".join(f"context {c:,}: plain | with draft" for c in contexts)
     out = [f"| card | usable memory | {head} |", "| --- | ---: |" + " ---: | ---: |" * len(contexts)]
@@ -105,7 +107,8 @@ def hardware_capacity_table(
         cells = " | ".join(
             f"{int(p):,} | {int(w):,}" for p, w in zip(ev.max_concurrency_without_draft, ev.max_concurrency)
         )
-        out.append(f"| {get_hardware(card).name} | {float(ev.usable_memory_bytes[0]) / GIB:,.1f} GiB | {cells} |")
+        usable = float(ev.usable_memory_bytes[0]) / GIB
+        out.append(f"| {get_hardware(card).name} | {usable:,.1f} GiB | {cells} |")
     out.append(f"\nDraft: {th.drafter_label(d.draft)}; target: {architecture_catalog()[d.target].name}.")
     return "\n".join(out)
 

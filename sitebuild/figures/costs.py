@@ -316,7 +316,7 @@ def capacity_table(settings: SiteSettings, scenarios: Sequence[tuple[int, int]] 
         )
     out.append(
         f"\nUsable on one {hw.name}: {usable:,.1f} GiB ({settings.constants.GPU_MEMORY_UTILIZATION:.0%} of "
-        f"{hw.memory_capacity.value / GIB:,.1f} GiB)."
+        f"the {hw.memory_capacity.value / GIB:,.1f} GiB the card reports)."
     )
     return "\n".join(out)
 

@@ -140,7 +140,8 @@ def _value(profile: EngineProfile, field: str, scale: float, settings: SiteSetti
 
 
 def engines_table(settings: SiteSettings) -> str:
-    """Every engine profile's constants side by side."""
+    """Every engine profile's constants side by side, with its default batching and how its
+    passes read an untied input embedding (``embedding_read``)."""
     names = list(settings.engines)
     out = [
         "| constant | meaning | " + " | ".join(f"`{n}`" for n in names) + " |",
@@ -150,6 +151,8 @@ def engines_table(settings: SiteSettings) -> str:
         cells = " | ".join(_value(settings.engines[n], field, scale, settings) for n in names)
         out.append(f"| \\({symbol}\\){f' ({unit})' if unit else ''} | {meaning} | {cells} |")
     out.append("| batching | default | " + " | ".join(settings.engines[n].batching for n in names) + " |")
+    reads = " | ".join(settings.engines[n].embedding_read for n in names)
+    out.append(f"| embedding read | an untied input table: whole, or the rows the tokens index | {reads} |")
     return "\n".join(out)
 
 

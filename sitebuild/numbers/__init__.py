@@ -9,7 +9,19 @@ with its ``text`` and fails the build on an unknown name.
 from __future__ import annotations
 
 from sitebuild.config import SiteSettings
-from sitebuild.numbers import beyond, calibrate, capacity, drafts, engines, gamma, lender, opening, pages
+from sitebuild.numbers import (
+    beyond,
+    calibrate,
+    capacity,
+    drafts,
+    engines,
+    gamma,
+    lender,
+    opening,
+    pages,
+    schedule,
+    validation,
+)
 from sitebuild.numbers.text import Number
 
 SECTIONS = (
@@ -19,6 +31,7 @@ SECTIONS = (
     drafts.head_numbers,
     capacity.numbers,
     gamma.numbers,
+    schedule.numbers,
     engines.numbers,
     pages.hardware_numbers,
     pages.literature_numbers,
@@ -28,6 +41,7 @@ SECTIONS = (
     beyond.moe_numbers,
     beyond.validation_numbers,
     calibrate.numbers,
+    validation.draft_model_numbers,
 )
 
 

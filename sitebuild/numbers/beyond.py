@@ -12,7 +12,7 @@ import numpy as np
 
 from sitebuild.config import SiteSettings
 from sitebuild.figures import beyond as multi
-from sitebuild.numbers.text import Number, first_where, gib, name, percent, plain, times
+from sitebuild.numbers.text import Number, gib, name, percent, plain, times
 from specmodel.acceptance_fit import held_out_errors
 from specmodel.measurements import error_summary
 from specmodel.model import architecture as arch
@@ -48,18 +48,12 @@ def measured_numbers(settings: SiteSettings) -> dict[str, Number]:
     series = _series(settings)
     draft = series["llama-3.2-1b"]
     target = get_architecture(multi.BIG_TARGET)
-    at1 = {tp: multi.evaluate_series(settings, draft, concurrency=1, tensor_parallel=tp) for tp in (1, 2, 4)}
-    tps = np.array([1, 2, 4, 8])
-    fits = multi.evaluate_series(settings, draft, concurrency=1, tensor_parallel=tps).fits
+    one_gpu = multi.evaluate_series(settings, draft, concurrency=1, tensor_parallel=1)
     n: dict[str, Number] = {
         "b70_name": name(target.name),
         "b70_weights_gib": gib(arch.weight_bytes(target)),
-        "h100_usable_gib": gib(float(at1[1].usable_memory_bytes)),
-        "h100_capacity_gb": plain(get_hardware(multi.BIG_HARDWARE).memory_capacity.value / 1e9, 0),
-        "b70_hbm_tp1": gib(float(at1[1].memory_required_bytes)),
-        "b70_hbm_tp2": gib(float(at1[2].memory_required_bytes)),
-        "b70_hbm_tp4": gib(float(at1[4].memory_required_bytes)),
-        "b70_min_tp": first_where(tps, fits),
+        "h100_usable_gib": gib(float(one_gpu.usable_memory_bytes)),
+        "h100_capacity_gb": plain(get_hardware(multi.BIG_HARDWARE).datasheet_memory_capacity.value / 1e9, 0),
         "b70_allreduces": plain(float(parallel.allreduces_per_pass(target.num_hidden_layers, multi.BIG_TP)), 0),
         "b70_layers": plain(target.num_hidden_layers, 0),
         "b70_prompt": plain(draft.fields["context"], 0),
@@ -89,7 +83,7 @@ def card_numbers(settings: SiteSettings) -> dict[str, Number]:
     draft, eagle = series["llama-3.2-1b"], series["eagle"]
     mi = get_hardware("mi300x")
     n: dict[str, Number] = {
-        "mi300x_capacity_gb": plain(mi.memory_capacity.value / 1e9, 0),
+        "mi300x_capacity_gb": plain(mi.datasheet_memory_capacity.value / 1e9, 0),
         "mi300x_hbm_tbps": plain(mi.memory_bandwidth.value / 1e12, 1),
         "h100_hbm_tbps": plain(get_hardware("h100-sxm").memory_bandwidth.value / 1e12, 2),
         "mi300x_link_gbs": plain(mi.interconnect.bandwidth.value / 1e9, 0),

@@ -13,8 +13,11 @@ from specmodel.model.specs import get_architecture
 
 
 def numbers(settings: SiteSettings) -> dict[str, Number]:
-    """The target's weights."""
-    return {"target_weights_gib": plain(arch.weight_bytes(get_architecture(settings.deployment.target)) / GIB)}
+    """The target's weights, and the tokens per pass the article's α gives n-gram lookup."""
+    return {
+        "target_weights_gib": plain(arch.weight_bytes(get_architecture(settings.deployment.target)) / GIB),
+        "ngram_workload_article_mal": plain(one(settings, drafter="ngram").mean_acceptance_length),
+    }
 
 
 def head_numbers(settings: SiteSettings) -> dict[str, Number]:

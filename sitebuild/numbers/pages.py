@@ -8,7 +8,7 @@ import tomllib
 from sitebuild.config import SiteSettings
 from sitebuild.figures.cards import COMPARED_HARDWARE
 from sitebuild.numbers.common import one
-from sitebuild.numbers.text import Number, name, plain
+from sitebuild.numbers.text import Number, gib, name, plain
 from sitebuild.paths import LITERATURE
 from specmodel.model.specs import get_hardware
 
@@ -21,7 +21,8 @@ def hardware_numbers(settings: SiteSettings) -> dict[str, Number]:
         d = one(settings, hardware=card)
         n[f"name_{card}"] = name(hw.name)
         n[f"bandwidth_{card}"] = plain(hw.memory_bandwidth.value / 1e12, 2)
-        n[f"capacity_{card}"] = plain(hw.memory_capacity.value / 1e9, 0)
+        n[f"capacity_{card}"] = plain(hw.datasheet_memory_capacity.value / 1e9, 0)
+        n[f"reported_{card}"] = gib(hw.memory_capacity.value)
         n[f"base_tps_b1_{card}"] = plain(d.base_tokens_per_s, 0)
         n[f"spec_tps_b1_{card}"] = plain(d.spec_tokens_per_s, 0)
     return n

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-import numpy as np
-
 from specmodel import formatting
 
 
@@ -58,11 +56,3 @@ def plain(value: Any, decimals: int = 2) -> Number:
 
 def gib(byte_count: Any, decimals: int = 1) -> Number:
     return Number(float(byte_count), formatting.gib(float(byte_count), decimals))
-
-
-def first_where(values: Any, mask: Any) -> Number:
-    """The first of ``values`` where ``mask`` holds, or "more than <last>" if it never does."""
-    values, mask = np.asarray(values), np.asarray(mask, dtype=bool)
-    if mask.any():
-        return plain(values[np.argmax(mask)], 0)
-    return Number(float("nan"), f"more than {values[-1]:,}")

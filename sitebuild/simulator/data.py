@@ -15,6 +15,8 @@ has the same type and offset in every slice, so one description (:class:`Simulat
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,7 @@ import numpy as np
 from sitebuild import theme
 from sitebuild.config import SiteSettings
 from sitebuild.figures.common import site_drafters
+from sitebuild.figures.schedule import loads
 from sitebuild.simulator.log import as_counters, expected_counters, grid_counters, log_template
 from specmodel import formatting
 from specmodel.model.acceptance import tokens_per_iteration_pmf
@@ -31,6 +34,17 @@ from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import AXES, GRID_AXIS_VALUES, default_scenario
 from specmodel.model.timing import TIME_PARTS
 from specmodel.readouts import BY_KEY, readout_arrays
+from specmodel.schedule import (
+    MAX_KEY,
+    OFF,
+    SCHEDULE_KEY,
+    GammaRange,
+    best_gamma_grid,
+    gamma_ranges,
+    gamma_schedule,
+    vllm_schedule_json,
+    vllm_speculative_config,
+)
 from specmodel.vllm import counters as vllm
 from specmodel.vllm.log_line import format_log_message
 
@@ -288,6 +302,110 @@ def _printf(value: float, decimals: int, kind: str) -> str:
     return f"{int(value)}" if kind == "d" else f"{value:.{decimals}f}"
 
 
+# --- the best gamma at every load, and vLLM's schedule of it ------------------------------------
+
+#: The readout of the best gamma at the current load (its speedup is the speedup readout at that
+#: gamma), and what it says where the schedule turns speculation off, and why.
+BEST_TEXT = "{gamma} ({speedup})"
+OFF_TEXT = {
+    "gain": f"off: no γ gains more than {formatting.percent(formatting.EVEN_MARGIN)}",
+    "memory": "off: speculation does not fit in memory at this load",
+}
+#: vLLM's schedule line (:func:`specmodel.schedule.vllm_schedule_json`) as the text around its
+#: numbers: ``start``, num_speculative_tokens, ``ranges``, each range as ``range[0]`` low
+#: ``range[1]`` high ``range[2]`` gamma joined by ``separator``, then ``end``; ``empty`` where
+#: not one sequence fits. The build checks it against the JSON of every schedule it stores.
+SCHEDULE_TEMPLATE: dict[str, Any] = {
+    "start": "{" + json.dumps(MAX_KEY) + ": ",
+    "ranges": ", " + json.dumps(SCHEDULE_KEY) + ": {",
+    "range": ['"', "-", '": '],
+    "separator": ", ",
+    "end": "}}",
+    "empty": "{}",
+}
+
+
+def schedule_numbers(ranges: tuple[GammaRange, ...], width: int) -> list[int]:
+    """A schedule as a slice stores it: its number of ranges, num_speculative_tokens, then each
+    range's low, high and gamma, padded with zeros to ``width`` ranges."""
+    config = vllm_speculative_config(ranges)
+    flat = [x for r in ranges for x in (r.low, r.high, r.gamma)]
+    return [len(ranges), int(config.get(MAX_KEY, 0)), *flat] + [0] * 3 * (width - len(ranges))
+
+
+def schedule_line(numbers: Sequence[int]) -> str:
+    """The schedule line as simulator.js writes it from a slice's :func:`schedule_numbers`."""
+    t, count = SCHEDULE_TEMPLATE, int(numbers[0])
+    if not count:
+        return str(t["empty"])
+    low, high, gamma = t["range"]
+    entries = [f"{low}{numbers[2 + 3 * k]}{high}{numbers[3 + 3 * k]}{gamma}{numbers[4 + 3 * k]}" for k in range(count)]
+    return f"{t['start']}{numbers[1]}{t['ranges']}{str(t['separator']).join(entries)}{t['end']}"
+
+
+def best_gamma_text(gamma: int, speedup_text: str, fits: bool) -> str:
+    """The best-gamma readout: the gamma and its speedup as printed, or why speculation is off."""
+    if gamma != OFF:
+        return BEST_TEXT.format(gamma=gamma, speedup=speedup_text)
+    return OFF_TEXT["gain" if fits else "memory"]
+
+
+@dataclass(frozen=True)
+class Schedules:
+    """The schedule of every slice and context: the gamma it runs at each rung of the ladder,
+    ``(slice axes..., concurrency, context)``, and its ranges, by ``(slice axes..., context)`` index."""
+
+    best: np.ndarray
+    ranges: dict[tuple[int, ...], tuple[GammaRange, ...]]
+
+
+def slice_schedules(settings: SiteSettings) -> Schedules:
+    """The rule of :mod:`specmodel.schedule` in every slice, at every context, over every load up
+    to the most plain decoding holds in memory (:func:`sitebuild.figures.schedule.loads`, the
+    page's loads), evaluated one engine and context at a time for every drafter, profile and
+    alpha at once. A rung of the ladder beyond those loads holds not even plain decoding, so
+    speculation is off there."""
+    ax = axes(settings)
+    lead = tuple(len(ax[a]) for a in SLICE_AXES)
+    rungs, contexts = np.array(ax["concurrency"]), ax["context"]
+    best = np.full((*lead, len(rungs), len(contexts)), OFF, dtype=np.int64)
+    ranges: dict[tuple[int, ...], tuple[GammaRange, ...]] = {}
+    inner = {"drafter": np.array(ax["drafter"])[:, None, None], "acceptance": np.array(ax["acceptance"])[:, None],
+             "alpha": np.array(ax["alpha"])}  # fmt: skip
+    for e, engine in enumerate(ax["engine"]):
+        for c, context in enumerate(contexts):
+            batch = loads(settings, context=context, engine=engine)
+            if not batch.size:
+                ranges.update({(e, *i, c): () for i in np.ndindex(*lead[1:])})
+                continue
+            found = best_gamma_grid(batch, settings=settings, context=context, engine=engine, **inner)
+            held = rungs <= batch[-1]
+            mine = best[e]  # a view: (drafter, acceptance, alpha, concurrency, context)
+            mine[..., held, c] = np.moveaxis(found.gamma[np.searchsorted(batch, rungs[held])], 0, -1)
+            ranges.update(
+                {(e, *i, c): gamma_ranges(batch, found.gamma[(slice(None), *i)]) for i in np.ndindex(*lead[1:])}
+            )
+    return Schedules(best, ranges)
+
+
+def _schedule_fields(settings: SiteSettings, writer: SliceWriter) -> tuple[dict, dict]:
+    """The best gamma at each rung (over concurrency and context) and each context's schedule as
+    :func:`schedule_numbers`, in every slice; each stored line is checked to be vLLM's JSON."""
+    found = slice_schedules(settings)
+    lead, contexts = found.best.shape[: len(SLICE_AXES)], range(found.best.shape[-1])
+    width = max(len(r) for r in found.ranges.values())
+    numbers = np.array([[schedule_numbers(found.ranges[(*i, c)], width) for c in contexts] for i in np.ndindex(*lead)])
+    for (*index, c), ranges in found.ranges.items():
+        stored = schedule_line(numbers[np.ravel_multi_index(tuple(index), lead), c])
+        if stored != vllm_schedule_json(ranges):
+            raise ValueError(f"the simulator's schedule {stored!r} is not vLLM's {vllm_schedule_json(ranges)!r}")
+    best = found.best.reshape(-1, *found.best.shape[len(SLICE_AXES) :])
+    best_field = {"axes": ["concurrency", "context"], "text": BEST_TEXT, "off": OFF_TEXT, **writer.add(best)}
+    schedule_field = {"axes": ["context"], "positions": int(numbers.shape[-1]), "template": SCHEDULE_TEMPLATE,
+                      **writer.add(numbers)}  # fmt: skip
+    return best_field, schedule_field
+
+
 def verdict_thresholds(decimals: int, largest: float) -> dict[str, int]:
     """The verdict of every printable speedup (in units of its last digit, up to ``largest``)
     as two thresholds: ``faster_from`` (the smallest printed speedup called faster) and
@@ -320,6 +438,7 @@ def simulator_data(grid: Grid) -> SimulatorData:
     tokens = _quantity(writer, np.rint(np.clip(cdf, 0, 1) * CDF_SCALE).astype(np.int64), ("gamma",),
                        positions=cdf.shape[-1], scale=CDF_SCALE)  # fmt: skip
     log = _log_fields(grid, writer)
+    best_gamma, schedule = _schedule_fields(settings, writer)
     default = default_scenario(settings)
     blobs = {}
     files = [dict(zip(SLICE_AXES, combo, strict=True)) for combo in np.ndindex(*(len(ax[a]) for a in SLICE_AXES))]
@@ -336,6 +455,8 @@ def simulator_data(grid: Grid) -> SimulatorData:
         "acceptance": acceptance,
         "log": {"template": log_template(), "fields": log},
         "tokens": {**tokens, "words": list(TOKEN_WORDS)},
+        "best_gamma": best_gamma,
+        "schedule": schedule,
         "colors": {
             "drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
             "loss": theme.LOSS,
@@ -392,4 +513,13 @@ def default_text(settings: SiteSettings) -> dict[str, Any]:
     out["verdict"] = formatting.verdict(float(ev.speedup), BY_KEY["speedup"].decimals)
     counters, elapsed = as_counters(expected_counters(ev, default.concurrency, default.gamma))
     out["log"] = format_log_message(counters, elapsed)
+    fields = {k: getattr(default, k) for k in ("context", "drafter", "acceptance", "alpha", "engine")}
+    batch = loads(settings, **fields)
+    schedule = gamma_schedule(batch_sizes=batch, settings=settings, **fields)
+    out["schedule"] = vllm_schedule_json(schedule.ranges)
+    held = default.concurrency <= (batch[-1] if batch.size else 0)
+    i = int(np.searchsorted(batch, default.concurrency))
+    gamma = int(schedule.gamma[i]) if held else OFF
+    speedup = BY_KEY["speedup"].format(float(schedule.speedup[i])) if held else ""
+    out["best_gamma"] = best_gamma_text(gamma, speedup, bool(ev.fits))
     return out

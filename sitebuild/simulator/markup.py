@@ -18,6 +18,7 @@ import jinja2
 import numpy as np
 
 from sitebuild.config import SiteSettings
+from sitebuild.figures.schedule import LARGEST_LOAD
 from sitebuild.paths import ROOT
 from sitebuild.simulator.data import (
     FITS_TEXT,
@@ -71,6 +72,13 @@ REASON_LABELS = {
 #: Rows that are not readouts of :mod:`specmodel.readouts`: the unconditional acceptance of each
 #: draft position (as vLLM's per-position counters report it), and whether the scenario fits.
 EXTRA_LABELS = {"acceptance": "Share of iterations each guess reaches the output", "fits": "Fits in memory"}
+#: The best gamma at the current load, and what the schedule under the log line is.
+BEST_GAMMA_LABEL = "Best γ at this load (its speedup)"
+SCHEDULE_CAPTION = (
+    "The best γ at every load for these settings, from one sequence to the most that plain decoding holds in "
+    f"memory (at most {LARGEST_LOAD:,}), as vLLM's schedule to merge into --speculative-config (0: speculation off "
+    "there; {} where not even one sequence fits). Section 5 explains it."
+)
 #: The token chips' states and what each means (their tooltips).
 CHIP_TITLES = {
     "accepted": "accepted guess",
@@ -218,6 +226,8 @@ def simulator_html(settings: SiteSettings, sim: SimulatorData, src: str = "gener
         "rungs": _rungs(settings),
         "chips": chips,
         "chip_titles": CHIP_TITLES,
+        "best_gamma_label": BEST_GAMMA_LABEL,
+        "schedule_caption": SCHEDULE_CAPTION,
     }
     shown = {r["key"] for r in context["reasons"]} | {r["key"] for g in context["groups"] for r in g["rows"]}
     missing = set(READOUT_AXES) - shown - {"speedup"}

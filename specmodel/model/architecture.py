@@ -104,6 +104,41 @@ def lm_head_bytes(arch: Architecture, vocab_size: int | None = None) -> int:
     return lm_head_parameters(arch, vocab_size) * arch.bytes_per_element
 
 
+def input_embedding_bytes(arch: Architecture) -> int:
+    """Bytes of the input embedding table that no other part of a pass reads whole: ``V D b``
+    when untied, 0 when tied.
+
+    A tied table (``tie_word_embeddings``) is also the output head, which every pass reads
+    whole; an untied one is read by the token lookup alone, which gathers rows
+    (:func:`embedding_gather_bytes`), not the table.
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> input_embedding_bytes(get_architecture("qwen3-8b")), input_embedding_bytes(get_architecture("qwen3-0.6b"))
+    (1244659712, 0)
+    """
+    return 0 if arch.tie_word_embeddings else arch.vocab_size * arch.hidden_size * arch.bytes_per_element
+
+
+def embedding_gather_bytes(arch: Architecture, tokens: int = 1) -> int:
+    """Bytes the token lookup of a pass reads from an untied input embedding for ``tokens``
+    query positions: ``tokens D b`` (one row of D elements per position, B Q rows for B
+    sequences of Q positions); 0 for a tied table, whose rows the output head reads anyway.
+
+    An embedding lookup reads the rows its token ids index (PyTorch's ``F.embedding``, an
+    index into the table; vLLM's ``VocabParallelEmbedding`` does the same on each GPU's slice
+    of the vocabulary), not the V x D table: for Qwen3-8B one position reads 8 KiB, the
+    table is 1.16 GiB.
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> embedding_gather_bytes(get_architecture("qwen3-8b"), 64 * 5)  # 64 sequences, 5 positions each
+    2621440
+    >>> embedding_gather_bytes(get_architecture("qwen3-0.6b"), 64 * 5)  # tied
+    0
+    """
+    row = 0 if arch.tie_word_embeddings else arch.hidden_size * arch.bytes_per_element
+    return tokens * row
+
+
 def is_moe(arch: Architecture) -> bool:
     """Whether ``arch`` is a mixture-of-experts model (its record carries the expert fields).
 
@@ -216,10 +251,13 @@ def active_parameter_count(arch: Architecture) -> int:
 
 
 def weight_bytes(arch: Architecture) -> int:
-    """Bytes one forward pass reads for the weights: ``parameters x b``.
+    """Bytes of every weight, ``parameters x b``: what the model holds, and what one forward
+    pass reads when it reads every weight once (the output head reads the whole embedding
+    table, so a tied table is read once, an untied pair twice).
 
-    A decode pass touches every weight once (the output head reads the whole
-    embedding table, so a tied table is read once, an untied pair twice).
+    An engine's pass reads an untied input embedding by rows instead
+    (:func:`embedding_gather_bytes`); the pass's price subtracts :func:`input_embedding_bytes`
+    where its engine gathers (:mod:`specmodel.model.passes`).
 
     >>> from specmodel.model.specs import get_architecture
     >>> round(weight_bytes(get_architecture("qwen3-8b")) / 2**30, 2)

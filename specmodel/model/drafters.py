@@ -133,6 +133,7 @@ class DraftHead(Drafter):
             layers=float(self.head.decoder_layers),
             kv_heads=float(target.num_key_value_heads),
             activation_bytes=float(target.hidden_size * element_bytes),
+            embedding_row_bytes=float(heads_.head_embedding_row_bytes(self.head, target)),
         )
 
     @property

@@ -20,7 +20,11 @@ real engine (``vllm``) adds, with few constants each with a physical meaning:
   refill a steady batch lands on its passes: a whole prompt now and then, not a thin slice
   in every pass (:mod:`specmodel.model.prefill`);
 * the n-gram lookup's match rate: vLLM drafts only when the lookup finds a match, and a pass
-  with nothing to verify is a plain step (:func:`ngram_match_rate`).
+  with nothing to verify is a plain step (:func:`ngram_match_rate`);
+* how a pass reads an untied input embedding: the rows its tokens index, as an engine's
+  embedding lookup does (``"gather"``), or the whole table (``"table"``, the ``ideal``
+  engine: the article reads every weight once per pass, and its quoted bytes need it)
+  (:mod:`specmodel.model.passes`).
 
 The constants of ``vllm`` are fitted by least squares to public measurements
 (``tools/fit_engine.py``); the profile records the fit's provenance.
@@ -95,7 +99,16 @@ class EngineProfile(BaseModel):
     token_budget: int | None = Field(None, ge=1)
     #: grouped-GEMM kernel family of data/kernels.toml pricing routed expert FLOPs (None: at compute_efficiency)
     moe_kernel: str | None = None
+    #: how a pass reads an untied input embedding: the B Q rows its tokens index ("gather") or
+    #: the whole V x D table ("table", the article's every weight once per pass)
+    embedding_read: Literal["gather", "table"] = "gather"
     fit: FitProvenance | None = None
+
+    @property
+    def gathers_embedding(self) -> bool:
+        """Whether the engine's passes gather an untied input embedding's rows rather than read
+        the table (``embedding_read``)."""
+        return self.embedding_read == "gather"
 
     @property
     def draft_model_pass(self) -> float:

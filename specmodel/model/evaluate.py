@@ -226,6 +226,7 @@ def _evaluate(
     )
     eta = pairs.column(lambda e, d: e.compute_efficiency_or(c.COMPUTE_EFFICIENCY))
     kernel = np.array([e.moe_kernel or "" for e in pairs.engines])[pairs.index]  # grouped-GEMM curves
+    gather = pairs.column(lambda e, d: float(e.gathers_embedding))  # untied input table read by rows
     gpus, draft_gpus, topk, verified = (
         x.ravel().astype(float)
         for x in (grid.tensor_parallel, grid.draft_tensor_parallel, grid.tree_topk, grid.verify_tokens)
@@ -237,14 +238,14 @@ def _evaluate(
     # gamma draft passes of Q_d positions on average, as the tree's engine builds it (trees.draft_positions)
     draft_q, drafted = trees.draft_positions(topk, g, grid.tree_draft_positions.ravel(), tokens_per_iteration)
     passes = Passes(
-        verify=price_pass(tgt, n, positions, hw, me, eta, gpus, kernel),
-        draft=price_pass(step, n, draft_q, hw, me, eta, draft_gpus, kernel),
-        plain=price_pass(tgt, n, 1, hw, me, eta, gpus, kernel),
-        once=price_pass(once, n, 1, hw, me, eta, draft_gpus, kernel),
+        verify=price_pass(tgt, n, positions, hw, me, eta, gpus, kernel, gather),
+        draft=price_pass(step, n, draft_q, hw, me, eta, draft_gpus, kernel, gather),
+        plain=price_pass(tgt, n, 1, hw, me, eta, gpus, kernel, gather),
+        once=price_pass(once, n, 1, hw, me, eta, draft_gpus, kernel, gather),
     )
     timing = _timing(grid, passes, terms, pmf, rows.ravel(), batch, g, t, tokens_per_iteration, tgt)
     # The readouts' verify pass scores all Q_v positions (gamma + 1 for a chain); timing uses the mean Q.
-    verify = price_pass(tgt, n, verified, hw, me, eta, gpus, kernel)
+    verify = price_pass(tgt, n, verified, hw, me, eta, gpus, kernel, gather)
     flat = {
         **_throughputs(timing, batch, generated, tokens_per_iteration, positions),
         "arithmetic_ratio": arithmetic_ratio(
@@ -377,7 +378,8 @@ def _capacity(
 ) -> dict[str, Any]:
     """Memory capacity of one GPU, the busiest: the target's share of the weights and cache
     (1/N_g; cache by KV heads), the drafter's (1/N_d: on one GPU, all of it), and the
-    workspace, against the card's usable memory (:mod:`specmodel.model.memory`)."""
+    workspace, against the card's usable memory (:mod:`specmodel.model.memory`), a share of
+    the ``capacity`` the card reports (B)."""
     usable = memory.usable_memory(capacity, c.GPU_MEMORY_UTILIZATION)
     target_kv = tgt.kv_bytes_per_token_per_gpu(gpus)
     draft_kv = dc.kv_bytes_per_token_per_gpu(draft_gpus)
@@ -387,6 +389,7 @@ def _capacity(
     plain = memory.max_concurrency(usable, target_weights, target_kv, t, generated, c.WORKSPACE_BYTES)
     return {
         "memory_required_bytes": hbm,
+        "memory_capacity_bytes": np.full(batch.shape, float(capacity)),
         "usable_memory_bytes": np.broadcast_to(np.asarray(usable, dtype=float), batch.shape),
         "fits": hbm <= usable,
         "max_concurrency": memory.max_concurrency(usable, weights, kv, t, generated, c.WORKSPACE_BYTES),

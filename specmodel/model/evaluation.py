@@ -70,6 +70,7 @@ class Evaluation:
     accepted_throughput: FloatArray  #: accepted draft tokens/s over all sequences
     drafted_throughput: FloatArray  #: draft tokens/s over all sequences
     memory_required_bytes: FloatArray  #: on the busiest GPU: weights + both caches at the end of generation + workspace
+    memory_capacity_bytes: FloatArray  #: the memory one GPU reports (nvidia-smi's total), B
     usable_memory_bytes: FloatArray  #: capacity x GPU_MEMORY_UTILIZATION
     fits: BoolArray  #: memory_required_bytes <= usable_memory_bytes (booleans)
     max_concurrency: FloatArray  #: most sequences that fit at this context, with the drafter

@@ -4,8 +4,10 @@ A head is one decoder layer of the target's shape (width D, heads N and K, head 
 width F, b bytes per element) on the target's hidden states: an input projection from
 ``w D`` features to D, optional input RMSNorms, ``L_h`` decoder layers with their own KV
 cache, a final norm, and an output head that is either the target's (``V D``, shared) or the
-head's own over a reduced draft vocabulary (``V_d D``). The token embedding is the target's
-and is a gather of one row per sequence, which we do not charge.
+head's own over a reduced draft vocabulary (``V_d D``). The token embedding is the target's:
+a step looks up one row per position (:func:`head_embedding_row_bytes`), charged where the
+engine prices embedding reads as gathers (:mod:`specmodel.model.passes`), as the target's own
+passes are; the ``ideal`` engine charges none, as the article does.
 
 Each draft step reads every weight of the head plus the output head it scores with:
 that read, ``V D b`` bytes with the target's head (1.16 GiB for Qwen3-8B), is most of the
@@ -111,6 +113,24 @@ def head_parameters_read_per_step(head: Head, target: Architecture) -> int:
     """
     shared = arch_.lm_head_parameters(target) if head.shares_lm_head else 0
     return head_own_parameters(head, target) - head_fused_projection_parameters(head, target) + shared
+
+
+def head_embedding_row_bytes(head: Head, target: Architecture) -> int:
+    """Bytes one position of a draft step gathers from the target's token embedding: a row,
+    ``D b`` (:func:`specmodel.model.architecture.embedding_gather_bytes` of an untied table);
+    0 when the step reads that table whole anyway, a tied target's output head that the head
+    scores with.
+
+    >>> from specmodel.model.specs import get_architecture
+    >>> t, tied = get_architecture("qwen3-8b"), get_architecture("qwen3-4b")
+    >>> head_embedding_row_bytes(head_catalog()["eagle"], t), head_embedding_row_bytes(head_catalog()["eagle"], tied)
+    (8192, 0)
+    >>> head_embedding_row_bytes(head_catalog()["eagle-32k"], tied)
+    5120
+    """
+    if target.tie_word_embeddings and head.shares_lm_head:
+        return 0
+    return target.hidden_size * target.bytes_per_element
 
 
 def lm_head_bytes_per_step(head: Head, target: Architecture) -> int:

@@ -17,6 +17,14 @@ distinct expert its B Q tokens route to (:func:`specmodel.model.experts.routed_e
 the pass's memory is then not linear in B, and a verify pass over gamma + 1 positions reads
 more experts than a plain step even for one sequence.
 
+A model with an untied input embedding reads, in an engine that looks tokens up as engines do
+(``embedding_read = "gather"``, :mod:`specmodel.model.engines`), the B Q rows of D elements its
+tokens index (:func:`specmodel.model.architecture.embedding_gather_bytes`) instead of the
+V x D table: W then leaves the table out and each query position adds D b bytes. The ``ideal``
+engine reads the whole table, every weight once, as the article does (its verify pass moves
+15.6 GiB, ``specmodel/data/calibration.csv``). A tied table is the output head, read whole by
+every pass either way.
+
 In an engine that names a grouped-GEMM kernel (:mod:`specmodel.model.kernels`), the routed
 experts' FLOPs run at that kernel's measured efficiency at the tokens each expert receives,
 ``F_e / (peak eff(m))`` (:func:`specmodel.model.experts.routed_expert_compute_time`), and the
@@ -56,7 +64,11 @@ class PassCoefficients(Generic[N_co]):
     ``experts`` (:mod:`specmodel.model.experts`); 0, 1, 1 for a dense model.
     ``expert_flops_per_position`` is the part of ``dense_flops_per_position`` spent in the k
     routed experts, ``L_moe k 3 D F_moe`` times the FLOPs per parameter, and
-    ``expert_parameters`` one expert of one layer, ``3 D F_moe`` (0 for a dense model)."""
+    ``expert_parameters`` one expert of one layer, ``3 D F_moe`` (0 for a dense model).
+    ``input_embedding_bytes`` is the part of ``weight_bytes`` that an engine which gathers
+    embedding rows does not read (an untied input table, ``V D b``), and
+    ``embedding_row_bytes`` what it reads instead per query position (``D b``); both 0 for a
+    tied table and for anything that is not a model of its own."""
 
     weight_bytes: N_co
     resident_bytes: N_co
@@ -71,6 +83,8 @@ class PassCoefficients(Generic[N_co]):
     experts_per_token: N_co = 1.0  # type: ignore[assignment]
     expert_flops_per_position: N_co = 0.0  # type: ignore[assignment]
     expert_parameters: N_co = 0.0  # type: ignore[assignment]
+    input_embedding_bytes: N_co = 0.0  # type: ignore[assignment]
+    embedding_row_bytes: N_co = 0.0  # type: ignore[assignment]
 
     @classmethod
     def of_model(
@@ -93,6 +107,8 @@ class PassCoefficients(Generic[N_co]):
             experts_per_token=float(arch.num_experts_per_tok or 1) if moe else 1.0,
             expert_flops_per_position=float(_routed_expert_flops_per_position(arch, flops_per_parameter)),
             expert_parameters=float(arch_.expert_parameters(arch)),
+            input_embedding_bytes=float(arch_.input_embedding_bytes(arch)),
+            embedding_row_bytes=float(arch_.embedding_gather_bytes(arch, 1)),
         )
 
     @classmethod
@@ -137,7 +153,7 @@ class PassPrice:
     """One model's forward pass at KV length n with Q positions per sequence, on one card
     (SI units). Fields may be arrays that broadcast (one pass per scenario)."""
 
-    weight_bytes: Numeric  #: W, read once per pass
+    weight_bytes: Numeric  #: W, read once per pass (without an untied input table its engine gathers from)
     kv_bytes_per_token: Numeric  #: kv, per cached token of one sequence
     kv_length: Numeric  #: n, tokens in each sequence's cache
     positions: Numeric  #: Q, query positions per sequence
@@ -158,18 +174,31 @@ class PassPrice:
     expert_flops_per_position: Numeric = 0.0  #: f_e, the part of f in the k routed experts
     kernel_e_max: Numeric = 0.0  #: e_max of the grouped-GEMM curve, of ``peak_flops`` (0: no curve)
     kernel_m_half: Numeric = 0.0  #: m_half of the grouped-GEMM curve, tokens per expert
+    gathered_bytes_per_position: Numeric = 0.0  #: g, embedding bytes gathered per query position (0: none)
 
     def take(self, rows: Any) -> PassPrice:
         """The passes of the scenarios ``rows`` selects (a mask or a slice of flat arrays)."""
         return PassPrice(**{f: _rows(getattr(self, f), rows) for f in self.__dataclass_fields__})
 
     def weights_read(self, batch: Numeric) -> Numeric:
-        """Weight bytes the pass reads, whole: ``W + e x E(1 - (1 - k/E)^(B Q))`` (e: one
-        expert's bytes; the second term is 0 for a dense model)."""
+        """Weight bytes the pass reads, whole: ``W + B Q g + e x E(1 - (1 - k/E)^(B Q))`` (g:
+        the embedding bytes gathered per position, :meth:`gathered_bytes`; e: one expert's
+        bytes, the last term :meth:`routed_bytes`, 0 for a dense model)."""
+        return self.weight_bytes + self.gathered_bytes(batch) + self.routed_bytes(batch)
+
+    def gathered_bytes(self, batch: Numeric) -> Numeric:
+        """``B Q g``: the embedding rows the pass's B Q positions look up (0 where the engine
+        reads the whole table, or the table is tied)."""
+        if not np.any(self.gathered_bytes_per_position):
+            return 0.0
+        return np.multiply(np.multiply(batch, self.positions), self.gathered_bytes_per_position)
+
+    def routed_bytes(self, batch: Numeric) -> Numeric:
+        """``e x E(1 - (1 - k/E)^(B Q))``: the routed experts' bytes (0 for a dense model)."""
         if not np.any(self.expert_bytes):
-            return self.weight_bytes
+            return 0.0
         tokens = np.multiply(batch, self.positions)
-        return self.weight_bytes + routed_expert_bytes(self.expert_bytes, tokens, self.experts, self.experts_per_token)
+        return routed_expert_bytes(self.expert_bytes, tokens, self.experts, self.experts_per_token)
 
     def bytes(self, batch: Numeric) -> Numeric:
         """``W' / N_g + B n kv s``, one GPU's bytes (:func:`specmodel.model.roofline.pass_bytes`;
@@ -194,7 +223,7 @@ class PassPrice:
 
     def weights_memory_time(self, batch: Numeric) -> Numeric:
         """Seconds of the pass's memory time spent reading weights (``W' / N_g`` of
-        :meth:`bytes`, routed experts included)."""
+        :meth:`bytes`, routed experts and gathered embedding rows included)."""
         return roofline.memory_time(
             self.weights_read(batch) / self.shards, self.memory_bandwidth, self.memory_efficiency
         )
@@ -239,13 +268,12 @@ class PassPrice:
         return np.asarray(combined, dtype=float)
 
     def cohort_terms(self) -> tuple[Numeric, Numeric, Numeric]:
-        """``(m0, m1, c1)``: the weights' memory time, one sequence's cache memory time and one
-        sequence's arithmetic time, so that a pass over A sequences takes
-        ``max(m0 + m1 A, c1 A)``."""
+        """``(m0, m1, c1)``: the weights' memory time, one sequence's memory time (its cache
+        and the embedding rows it gathers, :meth:`gather_memory_time`) and one sequence's
+        arithmetic time, so that a pass over A sequences takes ``max(m0 + m1 A, c1 A)``."""
         m0 = roofline.memory_time(self.weight_bytes / self.shards, self.memory_bandwidth, self.memory_efficiency)
-        m1 = roofline.memory_time(
-            self.kv_length * self.kv_bytes_per_token * self.kv_share, self.memory_bandwidth, self.memory_efficiency
-        )
+        cache = self.kv_length * self.kv_bytes_per_token * self.kv_share
+        m1 = roofline.memory_time(cache, self.memory_bandwidth, self.memory_efficiency) + self.gather_memory_time()
         c1 = roofline.compute_time(
             self.positions * self.position_flops / self.shards, self.peak_flops, self.compute_efficiency
         )
@@ -254,8 +282,18 @@ class PassPrice:
     def expert_memory_time(self, active: Numeric) -> Numeric:
         """Seconds one GPU spends reading the routed experts of a pass over ``active`` sequences
         (0 for a dense model): the part of the pass's memory time that is not ``m0 + m1 A``."""
-        routed = self.weights_read(active) - self.weight_bytes
-        return roofline.memory_time(routed / self.shards, self.memory_bandwidth, self.memory_efficiency)
+        routed = self.routed_bytes(active) / self.shards
+        return roofline.memory_time(routed, self.memory_bandwidth, self.memory_efficiency)
+
+    def gather_memory_time(self) -> Numeric:
+        """Seconds one GPU spends per sequence gathering its Q positions' embedding rows,
+        ``Q g / N_g`` at the achievable bandwidth (a vocabulary-parallel table splits the rows
+        over the GPUs); the weights' share of ``m1`` in :meth:`cohort_terms`."""
+        return roofline.memory_time(
+            np.multiply(self.positions, self.gathered_bytes_per_position) / self.shards,
+            self.memory_bandwidth,
+            self.memory_efficiency,
+        )
 
     def comm_terms(self) -> tuple[Numeric, Numeric]:
         """``(k0, k1)``: the all-reduces of a pass over A sequences take ``k0 + k1 A`` (their
@@ -273,6 +311,7 @@ def price_pass(
     compute_efficiency: Numeric,
     gpus: Numeric = 1.0,
     moe_kernel: Any = None,
+    gather_embedding: Numeric = False,
 ) -> PassPrice:
     """The pass of a model with ``coefficients`` (fields may be arrays) at KV length n with
     Q ``positions`` per sequence, on ``hardware`` at the given achievable fractions of its
@@ -280,11 +319,13 @@ def price_pass(
     :func:`specmodel.model.parallel.group_link`); ``moe_kernel`` names the grouped-GEMM
     kernel family of each pass's engine (a name or an array of them, "" or None for none), whose
     curve for the experts on one GPU (:func:`specmodel.model.kernels.curve_columns`) prices the
-    routed expert FLOPs."""
+    routed expert FLOPs. Where ``gather_embedding`` holds (the pass's engine looks tokens up
+    row by row), an untied input table leaves W and each query position gathers its row."""
     bandwidth, latency = parallel.group_link(hardware.interconnect, gpus)
+    gather = np.asarray(gather_embedding, dtype=float)
     e_max, m_half = _kernel_curve(moe_kernel, coefficients.expert_parameters, gpus)
     return PassPrice(
-        weight_bytes=coefficients.weight_bytes,
+        weight_bytes=coefficients.weight_bytes - gather * coefficients.input_embedding_bytes,
         kv_bytes_per_token=coefficients.kv_bytes_per_token,
         kv_length=kv_length,
         positions=positions,
@@ -305,6 +346,7 @@ def price_pass(
         expert_flops_per_position=coefficients.expert_flops_per_position,
         kernel_e_max=e_max,
         kernel_m_half=m_half,
+        gathered_bytes_per_position=gather * coefficients.embedding_row_bytes,
     )
 
 

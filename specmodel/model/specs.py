@@ -59,7 +59,12 @@ class Interconnect(BaseModel):
 
 
 class Hardware(BaseModel):
-    """One accelerator's peak figures (SI units: B/s, FLOP/s, B) and its GPU-to-GPU links."""
+    """One accelerator's peak figures (SI units: B/s, FLOP/s, B) and its GPU-to-GPU links.
+
+    ``memory_capacity`` is the memory the card reports (nvidia-smi's or rocm-smi's total, in
+    bytes), the whole that a server's usable share is taken of; ``datasheet_memory_capacity``
+    is the vendor's figure in decimal units ("80 GB"), which names the card and nothing else.
+    The two differ: an H100 SXM reports 81,559 MiB (79.65 GiB) of its datasheet's 80 GB."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
@@ -67,11 +72,17 @@ class Hardware(BaseModel):
     memory_bandwidth: Sourced
     peak_flops: Sourced
     memory_capacity: Sourced
+    datasheet_memory_capacity: Sourced
     interconnect: Interconnect
 
     @model_validator(mode="after")
     def _units(self) -> Hardware:
-        expected = {"memory_bandwidth": "B/s", "peak_flops": "FLOP/s", "memory_capacity": "B"}
+        expected = {
+            "memory_bandwidth": "B/s",
+            "peak_flops": "FLOP/s",
+            "memory_capacity": "B",
+            "datasheet_memory_capacity": "B",
+        }
         for field, unit in expected.items():
             if getattr(self, field).unit != unit:
                 raise ValueError(f"{field} must be given in {unit}")

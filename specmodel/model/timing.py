@@ -169,8 +169,8 @@ def _cohort_sum(
     split as :func:`pass_parts` does: the roofline part, plus the all-reduces ``k0 + k1 A_i``
     of every iteration that runs (linear in the active sequences A_i, so their sum is
     ``k0 E[runs] + k1 E[sequence-iterations]``); the weights' memory time is ``m0`` per
-    iteration that runs (plus the routed experts of a mixture of experts), the caches' ``m1``
-    per sequence-iteration."""
+    iteration that runs (plus the routed experts of a mixture of experts, and the embedding
+    rows each sequence gathers), the caches' the rest of ``m1`` per sequence-iteration."""
     m0, m1, c1 = (np.broadcast_to(np.asarray(x, dtype=float), np.shape(row)) for x in price.cohort_terms())
     moe = bool(np.any(price.expert_bytes))
     if moe:
@@ -180,8 +180,9 @@ def _cohort_sum(
     else:
         roofline = smooth_pass_time_sum(table, row, m0, m1, c1, overlap)
     runs, sequence_iterations = table.total_runs(row), table.total_sequences(row)
-    weights = m0 * runs + (_expert_memory_sum(table, row, price) if moe else 0.0)
-    cache = m1 * sequence_iterations
+    gather = price.gather_memory_time()  # the weights' part of m1: each sequence's embedding rows
+    weights = m0 * runs + gather * sequence_iterations + (_expert_memory_sum(table, row, price) if moe else 0.0)
+    cache = (m1 - gather) * sequence_iterations
     k0, k1 = price.comm_terms()
     comm = np.broadcast_to(np.asarray(k0 * runs + k1 * sequence_iterations, dtype=float), np.shape(row))
     arithmetic = np.maximum(roofline - weights - cache, 0.0)
