@@ -24,10 +24,12 @@ from sitebuild.figures.common import (
     IDEAL_SYMBOL,
     SPEEDUP_HOVER,
     UNFIT_SYMBOL,
+    fitted_frame,
     named_groups,
     point_colors,
     prediction_diagonal,
     sequences,
+    square_scatter,
 )
 from sitebuild.figures.spec import FigureSpec, parts_table
 from sitebuild.memo import Keyed
@@ -557,30 +559,7 @@ MOE_FIGURE = FigureSpec(
 def multigpu_validation(settings: SiteSettings) -> pd.DataFrame:
     """Every four-GPU measurement against the model under each engine, the acceptance of its
     series fitted at batch 1 under that engine (``fitted``: the row it was fitted on)."""
-    rows = []
-    for engine in ENGINES:
-        for fit in fitted(settings, engine):
-            for i, row in enumerate(fit.rows):
-                rows.append(
-                    {
-                        "engine": engine,
-                        "dataset": row.dataset,
-                        "method": row.method,
-                        "batch": row.batch,
-                        "gamma": row.num_speculative_tokens,
-                        "prompt_tokens": row.prompt_tokens,
-                        "output_tokens": row.output_tokens,
-                        "measured": row.measured_speedup,
-                        "predicted": float(fit.predicted[i]),
-                        "mean_acceptance_length": fit.mean_acceptance_length,
-                        "fitted": i == 0,
-                        "source": row.source,
-                        "url": row.source_url or "",
-                    }
-                )
-    frame = pd.DataFrame(rows)
-    frame["error"] = frame["predicted"] / frame["measured"] - 1.0
-    return frame
+    return fitted_frame({engine: fitted(settings, engine) for engine in ENGINES})
 
 
 def draw_multigpu_validation(data: pd.DataFrame) -> go.Figure:
@@ -614,14 +593,7 @@ def draw_multigpu_validation(data: pd.DataFrame) -> go.Figure:
                 + "</extra>",
             )
         )
-    axis = {"range": [low, top], "ticksuffix": "x"}
-    fig.update_layout(
-        xaxis={**axis, "title": "measured speedup", "constrain": "domain"},
-        yaxis={**axis, "title": "predicted speedup", "scaleanchor": "x"},
-    )
-    pl.legend_above(fig)
-    pl.set_narrow(fig, pl.narrow_below(fig, 480))
-    return fig
+    return square_scatter(fig, low, top)
 
 
 VALIDATION_FIGURE = FigureSpec(

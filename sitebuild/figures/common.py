@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike
 from sitebuild.config import SiteSettings
 from sitebuild.figures.placement import GAP, SLIDER_TOP, X_BAND
 from sitebuild.theme import LOSS, NEUTRAL, REFERENCE
+from specmodel.acceptance_fit import FittedSeries
 from specmodel.formatting import plural, verdict
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import CONCURRENCY_LADDER, GRID_CONTEXTS
@@ -120,3 +121,48 @@ def slider(steps: list[dict], active: int, prefix: str) -> dict:
     """A slider under the x-axis title (its current value would otherwise cover the title)."""
     pad = {"t": X_BAND + GAP - SLIDER_TOP}
     return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "pad": pad, "x": 0, "len": 1}
+
+
+def fitted_frame(fits: dict[str, list[FittedSeries]]) -> pd.DataFrame:
+    """Every row of fitted series against the model under each engine (``fits``: engine -> its
+    series), the acceptance of its series fitted at batch 1 (``fitted``: the row it was fitted on)."""
+    rows = []
+    for engine, series in fits.items():
+        for fit in series:
+            for i, row in enumerate(fit.rows):
+                rows.append(
+                    {
+                        "engine": engine,
+                        "dataset": row.dataset,
+                        "method": row.method,
+                        "target": row.target,
+                        "batch": row.batch,
+                        "gamma": row.num_speculative_tokens,
+                        "prompt_tokens": row.prompt_tokens,
+                        "output_tokens": row.output_tokens,
+                        "measured": row.measured_speedup,
+                        "predicted": float(fit.predicted[i]),
+                        "mean_acceptance_length": fit.mean_acceptance_length,
+                        "fitted": i == 0,
+                        "source": row.citation,
+                        "url": row.source_url or "",
+                    }
+                )
+    frame = pd.DataFrame(rows)
+    frame["error"] = frame["predicted"] / frame["measured"] - 1.0
+    return frame
+
+
+def square_scatter(fig: go.Figure, low: float, top: float) -> go.Figure:
+    """A predicted-against-measured scatter finished: both axes over ``[low, top]`` at one scale,
+    the legend above, and the height it needs on a phone."""
+    from sitebuild.figures import placement as pl
+
+    axis = {"range": [low, top], "ticksuffix": "x"}
+    fig.update_layout(
+        xaxis={**axis, "title": "measured speedup", "constrain": "domain"},
+        yaxis={**axis, "title": "predicted speedup", "scaleanchor": "x"},
+    )
+    pl.legend_above(fig)
+    pl.set_narrow(fig, pl.narrow_below(fig, 480))
+    return fig

@@ -19,7 +19,7 @@ from sitebuild import theme as th
 from sitebuild.config import SiteSettings
 from sitebuild.figures import beyond
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import point_colors, prediction_diagonal, sequences
+from sitebuild.figures.common import fitted_frame, point_colors, prediction_diagonal, sequences, square_scatter
 from sitebuild.figures.engines import ENGINE_STYLE, validation
 from sitebuild.figures.spec import FigureSpec, parts_table
 from sitebuild.memo import Keyed
@@ -57,36 +57,6 @@ def draft_model_fitted(settings: SiteSettings, engine: str) -> list[FittedSeries
 def _draft_model_fitted(engine: str, settings: Keyed[SiteSettings]) -> list[FittedSeries]:
     """:func:`draft_model_fitted`, memoised by the engine and the settings' JSON."""
     return fit_series(draft_model_rows(), engine, settings.value)
-
-
-def fitted_frame(fits: dict[str, list[FittedSeries]]) -> pd.DataFrame:
-    """Every row of fitted series against the model under each engine (``fits``: engine -> its
-    series), the acceptance of its series fitted at batch 1 (``fitted``: the row it was fitted on)."""
-    rows = []
-    for engine, series in fits.items():
-        for fit in series:
-            for i, row in enumerate(fit.rows):
-                rows.append(
-                    {
-                        "engine": engine,
-                        "dataset": row.dataset,
-                        "method": row.method,
-                        "target": row.target,
-                        "batch": row.batch,
-                        "gamma": row.num_speculative_tokens,
-                        "prompt_tokens": row.prompt_tokens,
-                        "output_tokens": row.output_tokens,
-                        "measured": row.measured_speedup,
-                        "predicted": float(fit.predicted[i]),
-                        "mean_acceptance_length": fit.mean_acceptance_length,
-                        "fitted": i == 0,
-                        "source": row.citation,
-                        "url": row.source_url or "",
-                    }
-                )
-    frame = pd.DataFrame(rows)
-    frame["error"] = frame["predicted"] / frame["measured"] - 1.0
-    return frame
 
 
 def draft_model_validation(settings: SiteSettings) -> pd.DataFrame:
@@ -307,14 +277,7 @@ def draw_held_out(data: pd.DataFrame) -> go.Figure:
                 "<br>%{customdata[1]}<extra>" + label + "</extra>",
             )
         )
-    axis = {"range": [low, top], "ticksuffix": "x"}
-    fig.update_layout(
-        xaxis={**axis, "title": "measured speedup", "constrain": "domain"},
-        yaxis={**axis, "title": "predicted speedup", "scaleanchor": "x"},
-    )
-    pl.legend_above(fig)
-    pl.set_narrow(fig, pl.narrow_below(fig, 480))
-    return fig
+    return square_scatter(fig, low, top)
 
 
 HELD_OUT_FIGURE = FigureSpec(
