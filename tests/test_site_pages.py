@@ -21,9 +21,9 @@ UPSTREAM = r"(?:vLLM|SGLang|TensorRT-LLM|transformers|PyTorch|llama\.cpp|[\w.-]+
 CITATION = re.compile(
     rf"(?<![\w/.-]){UPSTREAM}(?:'s)?\s+(?:issues?|PRs?|pull\s+requests?)\s+#\d+(?:(?:,\s*|,?\s+and\s+)#\d+)*", re.I
 )
-#: Words of the project's own process, once every upstream citation is taken out: its task notes
-#: ("the brief"), its make target for the fit, and any issue, pull request or "#" number left,
-#: which can only be the project's own.
+#: Words a reader of the domain cannot know, once every upstream citation is taken out: the name
+#: of the project's own task notes, the make target of its fit, and any issue, pull request or "#"
+#: number left, which can only be the project's own.
 PROCESS = re.compile(r"\bbriefs?\b|\bmake\s+fit\b|\bissues?\s*#?\s*\d+|\bPRs?\s*#?\s*\d+|#\d+", re.I)
 #: A heading that is a line of prose which began with a number ("#20780 as a ratio of ..." is
 #: an h1 "20780 as a ratio of ..."); a numbered section ("1. One iteration") is not.
