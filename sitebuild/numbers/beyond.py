@@ -12,12 +12,11 @@ import numpy as np
 
 from sitebuild.config import SiteSettings
 from sitebuild.figures import beyond as multi
+from sitebuild.numbers.common import fitted_series_numbers
 from sitebuild.numbers.text import Number, gib, name, percent, plain, times
-from specmodel.acceptance_fit import held_out_errors
-from specmodel.measurements import error_summary
 from specmodel.model import architecture as arch
 from specmodel.model import experts, parallel
-from specmodel.model.scenario import DEFAULTS, ENGINES
+from specmodel.model.scenario import DEFAULTS
 from specmodel.model.specs import get_architecture, get_hardware
 
 #: How the prose names each measured drafter in a number's key.
@@ -161,13 +160,4 @@ def moe_numbers(settings: SiteSettings) -> dict[str, Number]:
 
 def validation_numbers(settings: SiteSettings) -> dict[str, Number]:
     """The four-GPU measurements: how many, and each engine's errors on the held-out rows."""
-    n: dict[str, Number] = {}
-    for engine in ENGINES:
-        fits = multi.fitted(settings, engine)
-        errors = held_out_errors(fits)
-        for key, value in error_summary(errors).items():
-            n[f"{engine}_multigpu_{key}_error"] = percent(value, 1)
-        n["multigpu_rows"] = plain(sum(len(f.rows) for f in fits), 0)
-        n["multigpu_series"] = plain(len(fits), 0)
-        n["multigpu_held_out"] = plain(len(errors), 0)
-    return n
+    return fitted_series_numbers("multigpu", lambda engine: multi.fitted(settings, engine))
