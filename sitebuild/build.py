@@ -214,29 +214,59 @@ CLI_EXAMPLES = {
     "sweep-help": ["sweep", "--help"],
     "calibrate-help": ["calibrate", "--help"],
     "advise-help": ["advise", "--help"],
+    "advise-70b": [
+        "advise",
+        "--log",
+        "tests/data/vllm-deployments/llama-3-70b-eagle-tp4.log",
+        "--hardware",
+        "h100-sxm",
+    ],
+    "advise-70b-contradiction": [
+        "advise",
+        "--log",
+        "tests/data/vllm-deployments/llama-3-70b-eagle-tp4.log",
+        "--hardware",
+        "h100-sxm",
+        "--tensor-parallel",
+        "2",
+    ],
     "advise-b8": [
         "advise",
         "--log",
-        str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"),
+        "tests/data/vllm/draft-model-b8.log",
         "--concurrency",
         "8",
         "--speculative-config",
         '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}',
+        "--target",
+        "qwen3-8b",
+        "--hardware",
+        "h100-sxm",
+        "--tensor-parallel",
+        "1",
     ],
     "advise-b64": [
         "advise",
         "--log",
-        str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"),
+        "tests/data/vllm/draft-model-b8.log",
         "--concurrency",
         "64",
+        "--override",
         "--speculative-config",
         '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}',
+        "--target",
+        "qwen3-8b",
+        "--hardware",
+        "h100-sxm",
+        "--tensor-parallel",
+        "1",
     ],
 }
 
 
 def command_output(argv: list[str]) -> str:
-    """What ``specmodel <argv>`` prints (stdout and stderr), run in-process."""
+    """What ``specmodel <argv>`` prints (stdout and stderr), run in-process from the
+    repository's root, so that the files it names read as the page writes them."""
     import contextlib
     import io
     import os
@@ -247,7 +277,12 @@ def command_output(argv: list[str]) -> str:
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "88"  # argparse wraps help to the terminal width: pin it
     try:
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer), contextlib.suppress(SystemExit):
+        with (
+            contextlib.chdir(ROOT),  # the examples name the repository's files as the page shows them
+            contextlib.redirect_stdout(buffer),
+            contextlib.redirect_stderr(buffer),
+            contextlib.suppress(SystemExit),
+        ):
             cli_main(argv)
     finally:
         if old is None:

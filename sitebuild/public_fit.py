@@ -40,7 +40,8 @@ from specmodel import engine_fit
 from specmodel.engine_fit import Fit, Identifiability, Prior, Problem, Timing
 from specmodel.measurements import Measurement, error_summary
 from specmodel.model.constants import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
-from specmodel.model.engines import EngineProfile
+from specmodel.model.domain import profile_domain
+from specmodel.model.engines import EngineProfile, ProfileDomain
 from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.scenario import Scenario, ScenarioGrid
 from specmodel.model.settings import Settings
@@ -119,6 +120,17 @@ def profile(values: Sequence[float], names: Sequence[str] = FITTED, **fixed: Any
     constants = {"head_pass_s": 0.0, "overlap": math.inf, **FIXED, **fixed}
     constants.update(zip(names, (float(v) for v in values), strict=True))
     return EngineProfile(key="vllm", name="vLLM (fitted)", description=DESCRIPTION, batching="steady", **constants)
+
+
+def public_domain(rows: Sequence[Measurement]) -> ProfileDomain:
+    """What the public profile's rows cover (:func:`specmodel.model.domain.profile_domain`):
+    their targets, cards, drafters, GPUs and batches, and the engine as each source states it
+    (the measurement file's ``engine`` column). The anchor is one of the rows' deployments."""
+    return profile_domain(
+        targets=(r.target for r in rows), hardware=(r.hardware for r in rows), drafters=(r.method for r in rows),
+        tensor_parallel=(r.tensor_parallel for r in rows), concurrency=(r.batch for r in rows),
+        engine_versions=(r.engine for r in rows),
+    )  # fmt: skip
 
 
 def plain_step_s(settings: Settings, anchor: ScenarioGrid | None = None) -> float:

@@ -55,18 +55,27 @@ def constants(settings: SiteSettings) -> str:
 
 
 def hardware() -> str:
-    """Accelerators: peak figures and memory (the datasheet's, and the total the card reports,
-    which the usable share is taken of), with their sources."""
+    """Accelerators: peak figures (dense BF16, and dense FP8 where the card has FP8 tensor cores)
+    and memory (the datasheet's, and the total the card reports, which the usable share is
+    taken of), with their sources."""
     out = [
-        "| key | accelerator | HBM bandwidth | dense BF16 | HBM, datasheet | HBM, reported | sources |",
+        "| key | accelerator | HBM bandwidth | dense BF16 / FP8 | HBM, datasheet | HBM, reported | sources |",
         "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
-    fields = ("memory_bandwidth", "peak_flops", "datasheet_memory_capacity", "memory_capacity")
+    fields = (
+        "memory_bandwidth",
+        "peak_flops",
+        "fp8_peak_flops",
+        "int8_peak_flops",
+        "datasheet_memory_capacity",
+        "memory_capacity",
+    )
     for key, hw in hardware_catalog().items():
-        sources = "<br>".join(f"{f}: {getattr(hw, f).source}" for f in fields)
+        sources = "<br>".join(f"{f}: {getattr(hw, f).source}" for f in fields if getattr(hw, f) is not None)
+        fp8 = "none" if hw.fp8_peak_flops is None else f"{hw.fp8_peak_flops.value / 1e12:.4g}"
         out.append(
             f"| `{key}` | {hw.name} | {hw.memory_bandwidth.value / 1e12:.3g} TB/s | "
-            f"{hw.peak_flops.value / 1e12:.4g} TFLOP/s | {hw.datasheet_memory_capacity.value / 1e9:.0f} GB | "
+            f"{hw.peak_flops.value / 1e12:.4g} / {fp8} TFLOP/s | {hw.datasheet_memory_capacity.value / 1e9:.0f} GB | "
             f"{hw.memory_capacity.value / GIB:.2f} GiB | {sources} |"
         )
     return "\n".join(out)

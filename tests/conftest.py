@@ -33,6 +33,18 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _catalogue_as_shipped():
+    """Every test starts and ends with the catalogue as shipped: a model or card a test adds
+    (from a config.json, a card file, a quantized variant) is forgotten after it, so that no
+    other test in the same process sees it."""
+    from specmodel.model.specs import added_architectures, added_hardware
+
+    yield
+    added_architectures().clear()
+    added_hardware().clear()
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

@@ -24,8 +24,23 @@ VLLM = Path(__file__).resolve().parent / "data" / "vllm"
 ARTICLE = per_position_acceptance(0.75, 4, 0.85)  # the article's falling profile at gamma 4
 
 
+#: What identifies a deployment that the fixtures below do not state (advise refuses to
+#: guess it): the card, the target and the GPUs the advice was written for.
+CARD = ("--hardware", "h100-sxm")
+DEPLOYMENT = (*CARD, "--target", "qwen3-8b", "--tensor-parallel", "1")
+
+
 def run(*args):
     return subprocess.run([sys.executable, "-m", "specmodel", "advise", *args], capture_output=True, text=True)
+
+
+def counters_only(tmp_path: Path) -> Path:
+    """draft-model-b8.log with its counters alone: no engine arguments (model, drafter) and no
+    running requests, so the options alone state the deployment."""
+    lines = (VLLM / "draft-model-b8.log").read_text().splitlines(keepends=True)
+    path = tmp_path / "counters.log"
+    path.write_text("".join(line for line in lines if "SpecDecoding metrics:" in line))
+    return path
 
 
 # --- acceptance ---------------------------------------------------------------------------
@@ -243,6 +258,7 @@ def test_advise_json_from_a_log():
         "--engine",
         "ideal",
         "--json",
+        *CARD,
     )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -263,52 +279,63 @@ def test_advise_text_from_a_scrape():
         '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}',
         "--engine",
         "ideal",
+        *CARD,
+        "--tensor-parallel",
+        "1",
     )
     assert out.returncode == 0, out.stderr
     for needle in ("conditional", "Predicted speedup", "Recommended gamma for ngram: 3", "Verdict: keep - "):
         assert needle in out.stdout
 
 
-def test_advise_says_how_a_head_is_modelled():
+def test_advise_says_how_a_head_is_modelled(tmp_path):
+    log = str(counters_only(tmp_path))  # the log's own engine arguments name a draft model
     out = run(
         "--log",
-        str(VLLM / "draft-model-b8.log"),
+        log,
         "--concurrency",
         "1",
         "--speculative-config",
         '{"method": "eagle3", "model": "x/eagle3-head", "num_speculative_tokens": 4}',
+        *DEPLOYMENT,
     )
     assert out.returncode == 0 and "Deployment: method eagle3" in out.stdout and "Note:" not in out.stdout
     out = run(
         "--log",
-        str(VLLM / "draft-model-b8.log"),
+        log,
         "--concurrency",
         "1",
         "--speculative-config",
         '{"method": "medusa", "model": "x/medusa-head", "num_speculative_tokens": 4}',
+        *DEPLOYMENT,
     )
     assert out.returncode == 0 and "Note: method 'medusa'" in out.stdout and "zero-cost 'ngram'" in out.stdout
 
 
-def test_a_draft_model_of_another_vocabulary_is_refused():
+def test_a_draft_model_of_another_vocabulary_is_refused(tmp_path):
+    log = str(counters_only(tmp_path))  # the log's own engine arguments name Qwen3-8B and its drafter
     out = run(
         "--log",
-        str(VLLM / "draft-model-b8.log"),
+        log,
         "--concurrency",
         "1",
         "--speculative-config",
         '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}',
+        *DEPLOYMENT,
     )
     assert out.returncode == 2 and "must share the target's vocabulary" in out.stderr
     out = run(
         "--log",
-        str(VLLM / "draft-model-b8.log"),
+        log,
         "--concurrency",
         "1",
         "--target",
         "llama-3.1-8b",
         "--speculative-config",
         '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}',
+        *CARD,
+        "--tensor-parallel",
+        "1",
     )
     assert out.returncode == 0 and "llama-3.1-8b on h100-sxm" in out.stdout
 
@@ -318,7 +345,11 @@ def test_round_trip_from_simulated_files(tmp_path):
     (tmp_path / "v.log").write_text("INFO 11-30 12:00:00 [metrics.py:113] " + run_.log_message + "\n")
     (tmp_path / "m.prom").write_text(run_.exposition)
     results = [
-        json.loads(run(flag, str(tmp_path / name), "--concurrency", "4", "--drafter", "qwen3-0.6b", "--json").stdout)
+        json.loads(
+            run(
+                flag, str(tmp_path / name), "--concurrency", "4", "--drafter", "qwen3-0.6b", "--json", *DEPLOYMENT
+            ).stdout
+        )
         for flag, name in (("--log", "v.log"), ("--metrics", "m.prom"))
     ]
     assert results[0]["conditional_acceptance"] == pytest.approx(results[1]["conditional_acceptance"], abs=2e-3)
@@ -368,11 +399,13 @@ def test_decreasing_counter_in_a_scrape_is_one_line_and_exit_2(tmp_path):
         else tuple(2 * x for x in counters.draft_tokens_per_position),
     )
     path.write_text(format_exposition(counters) + format_exposition(grown))
-    out = run("--metrics", str(path), "--concurrency", "4", "--drafter", "qwen3-0.6b")
+    out = run("--metrics", str(path), "--concurrency", "4", "--drafter", "qwen3-0.6b", *DEPLOYMENT)
     assert out.returncode == 0, out.stderr  # a grown counter is fine...
     shrunk = replace(counters, num_drafts=counters.num_drafts - 10)
     path.write_text(format_exposition(counters) + format_exposition(shrunk))
-    out = run("--metrics", str(path), "--concurrency", "4", "--drafter", "qwen3-0.6b")  # ...a shrunk one is not
+    out = run(
+        "--metrics", str(path), "--concurrency", "4", "--drafter", "qwen3-0.6b", *DEPLOYMENT
+    )  # ...a shrunk one is not
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "line 18: counter vllm:spec_decode_num_drafts_total decreases" in lines[0]
@@ -383,7 +416,7 @@ def test_decreasing_counter_in_a_scrape_is_one_line_and_exit_2(tmp_path):
     [
         (["--concurrency", "0", "--drafter", "ngram"], "concurrency 0"),
         (["--concurrency", "many", "--drafter", "ngram"], "'many'"),
-        (["--concurrency", "4"], "one of the arguments --drafter --speculative-config is required"),
+        (["--concurrency", "4"], "the files state no speculative configuration: give --speculative-config JSON"),
         (["--concurrency", "4", "--drafter", "eagle9"], "'eagle9'"),
         (["--concurrency", "4", "--drafter", "ngram", "--target", "qwen3-9b"], "'qwen3-9b'"),
         (["--concurrency", "4", "--speculative-config", '{"method": "nope"}'], "method 'nope'"),
@@ -393,8 +426,11 @@ def test_decreasing_counter_in_a_scrape_is_one_line_and_exit_2(tmp_path):
         ),
     ],
 )
-def test_bad_options_are_one_line_and_exit_2(args, needle):
-    out = run("--log", str(VLLM / "draft-model-b8.log"), *args)
+def test_bad_options_are_one_line_and_exit_2(tmp_path, args, needle):
+    # The log's counters alone, so that each option is checked against the metrics rather
+    # than against the engine arguments the log states (test_advise_deployment covers those).
+    deployment = DEPLOYMENT if "--target" not in args else (*CARD, "--tensor-parallel", "1")
+    out = run("--log", str(counters_only(tmp_path)), *deployment, *args)
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], out.stderr

@@ -17,7 +17,8 @@ from tests.cli_runner import cli
 ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log"
 CONFIG = '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'
-ADVISE = ("advise", "--log", str(LOG), "--concurrency", "8", "--speculative-config", CONFIG)
+# The log states the model, its drafter, one GPU (vLLM's default) and 8 running requests; not the card.
+ADVISE = ("advise", "--log", str(LOG), "--concurrency", "8", "--speculative-config", CONFIG, "--hardware", "h100-sxm")
 
 
 class Page(HTMLParser):
@@ -144,11 +145,15 @@ def test_the_figures_render_offline_in_chromium(written, browser):
 BENCH = ROOT / "tests" / "data" / "bench"
 EAGLE3 = '{"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'
 RUNS = (str(BENCH / "vllm-main-plain-c16.json"), str(BENCH / "vllm-main-spec-c16.json"))
+# The speculative run's metadata names its card gpu=H100-SXM-80GB, the catalogue's h100-sxm:
+# the option agrees with the file.
+CARD = ("--hardware", "h100-sxm")
 
 
 def test_bench_advice_shows_the_measured_speedup_beside_the_calibrated_prediction(tmp_path):
     path = tmp_path / "bench.html"
-    status, out, err = cli("advise", "--bench", *RUNS, "--speculative-config", EAGLE3, "--json", "--report", str(path))
+    args = ("advise", "--bench", *RUNS, "--speculative-config", EAGLE3, *CARD, "--json", "--report", str(path))
+    status, out, err = cli(*args)
     assert status == 0, err
     result = json.loads(out)
     (row,) = result["bench"]
@@ -171,7 +176,17 @@ def test_bench_advice_with_a_profile_uses_it_as_given(tmp_path):
     p = Settings().engine("vllm").model_copy(update={"key": "mine", "fit": None, "overlap": 1.2})
     profile = tmp_path / "mine.toml"
     profile.write_text(profile_text(p))
-    args = ("advise", "--bench", *RUNS, "--speculative-config", EAGLE3, "--engine-profile", str(profile), "--json")
+    args = (
+        "advise",
+        "--bench",
+        *RUNS,
+        "--speculative-config",
+        EAGLE3,
+        *CARD,
+        "--engine-profile",
+        str(profile),
+        "--json",
+    )
     status, out, err = cli(*args)
     assert status == 0, err
     result = json.loads(out)
@@ -184,10 +199,18 @@ def test_bench_advice_with_a_profile_uses_it_as_given(tmp_path):
 
 
 def test_bench_advice_without_a_speculative_run_is_one_line():
-    status, out, err = cli("advise", "--bench", RUNS[0], "--speculative-config", EAGLE3)
+    # The plain run's metadata names neither its card nor its GPUs: both are given.
+    deployment = ("--hardware", "h100-sxm", "--tensor-parallel", "1")
+    status, out, err = cli("advise", "--bench", RUNS[0], "--speculative-config", EAGLE3, *deployment)
     assert status == 2 and out == "" and err.count("\n") == 1 and "--bench" in err
 
 
-def test_a_log_without_a_concurrency_is_one_line():
-    status, out, err = cli("advise", "--log", str(LOG), "--speculative-config", CONFIG)
-    assert status == 2 and out == "" and err.count("\n") == 1 and "--concurrency is required" in err
+def test_a_log_without_a_concurrency_is_one_line(tmp_path):
+    # LOG's stats lines state the running requests (8): without --concurrency, those are priced.
+    status, out, err = cli("advise", "--log", str(LOG), "--speculative-config", CONFIG, "--hardware", "h100-sxm")
+    assert status == 0 and "8 concurrent sequence(s)" in out, err
+    # The same log without its stats lines states no load: --concurrency is asked for.
+    quiet = tmp_path / "quiet.log"
+    quiet.write_text("".join(line for line in LOG.read_text().splitlines(keepends=True) if "Running:" not in line))
+    status, out, err = cli("advise", "--log", str(quiet), "--speculative-config", CONFIG, "--hardware", "h100-sxm")
+    assert status == 2 and out == "" and err.count("\n") == 1 and "give --concurrency N" in err

@@ -219,6 +219,12 @@ DATASHEETS = [
     ("a100-80gb", 2.039e12, 312e12, 80e9),
     ("mi300x", 5.3e12, 1307.4e12, 192e9),
     ("l40s", 864e9, 362.05e12, 48e9),  # datasheet: 733 TFLOPS with sparsity
+    ("h100-pcie", 2.0e12, 756.5e12, 80e9),  # datasheet: 1,513 TFLOPS with sparsity
+    ("a100-40gb", 1.555e12, 312e12, 40e9),
+    ("l4", 300e9, 121e12, 24e9),  # datasheet: 242 TFLOPS with sparsity
+    ("h20", 4.0e12, 148e12, 96e9),
+    ("gb200", 8e12, 2500e12, 186e9),  # NVL72: 360 PFLOPS sparse, 576 TB/s and 13.4 TB over 72 GPUs
+    ("mi325x", 6e12, 1307.4e12, 256e9),
 ]
 
 
@@ -244,7 +250,45 @@ REPORTED = [
     ("a100-80gb", 81920, 2**20),  # github thamada/nvidia-smi gls/A100SXMx4_smi.py
     ("mi300x", 206141652992, 1),  # "VRAM Total Memory (B)", github ROCm/ROCm issue 4750
     ("l40s", 46068, 2**20),  # github thamada/nvidia-smi nvsim/L40S_smi.py
+    ("h100-pcie", 81559, 2**20),  # derived: the H100 SXM's figure (the source says so)
+    ("a100-40gb", 40960, 2**20),  # github Slusheeking/nextgen docs/SYSTEM_HARDWARE.md
+    ("l4", 23034, 2**20),  # github vllm-project/vllm issue 10156
+    ("h20", 97871, 2**20),
+    ("gb200", 189471, 2**20),
+    ("mi325x", 274861129728, 1),  # derived from the MI300X's rocm-smi figure (the source says so)
 ]
+
+#: Dense FP8 and INT8 tensor-core peaks (FLOP/s, OP/s): key, FP8 (None: no FP8 tensor cores), INT8.
+LOW_PRECISION_PEAKS = [
+    ("h100-sxm", 1978.9e12, 1978.9e12),  # 3,958 with sparsity
+    ("h200", 1978.9e12, 1978.9e12),
+    ("b200", 4500e12, 4500e12),  # HGX B200: 72 PFLOPS / POPS sparse over 8 GPUs
+    ("a100-80gb", None, 624e12),  # Ampere: no FP8
+    ("mi300x", 2614.9e12, 2614.9e12),
+    ("l40s", 733e12, 733e12),
+    ("h100-pcie", 1513e12, 1513e12),
+    ("a100-40gb", None, 624e12),
+    ("l4", 242.5e12, 242.5e12),
+    ("h20", 296e12, 296e12),
+    ("gb200", 5000e12, 5000e12),
+    ("mi325x", 2614.9e12, 2614.9e12),
+]
+
+
+@pytest.mark.parametrize(("key", "fp8", "int8"), LOW_PRECISION_PEAKS, ids=[r[0] for r in LOW_PRECISION_PEAKS])
+def test_fp8_and_int8_peaks_equal_the_datasheets_dense_figures(key, fp8, int8):
+    hw = get_hardware(key)
+    assert (None if hw.fp8_peak_flops is None else hw.fp8_peak_flops.value) == fp8
+    assert hw.int8_peak_flops is not None and hw.int8_peak_flops.value == int8
+    for peak, unit in ((hw.fp8_peak_flops, "FLOP/s"), (hw.int8_peak_flops, "OP/s")):
+        if peak is not None:
+            assert peak.unit == unit and "dense" in peak.source and URL.search(peak.source)
+    if fp8 is not None:  # FP8 tensor cores run about twice the BF16 rate on every card listed
+        assert fp8 / hw.peak_flops.value == pytest.approx(2.0, rel=0.03)
+
+
+def test_every_accelerator_has_its_low_precision_peaks_listed():
+    assert [row[0] for row in LOW_PRECISION_PEAKS] == HARDWARE
 
 
 def test_every_accelerator_has_its_reported_memory_listed():

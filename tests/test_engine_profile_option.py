@@ -75,7 +75,8 @@ def test_sweep_fixes_the_engine_axis_to_the_profile(profile_file, tmp_path):
 
 
 def test_advise_prices_the_passes_with_the_profile(profile_file):
-    base = ("advise", "--log", str(LOG), "--concurrency", "8", "--speculative-config", CONFIG, "--json")
+    card = ("--hardware", "h100-sxm")  # the log states the model, the drafter and one GPU, not the card
+    base = ("advise", "--log", str(LOG), "--concurrency", "8", "--speculative-config", CONFIG, *card, "--json")
     status, out, _ = cli(*base, "--engine-profile", str(profile_file))
     assert status == 0
     mine, public = json.loads(out), json.loads(cli(*base)[1])

@@ -91,6 +91,10 @@ def test_fit_engine_end_to_end(tmp_path: Path) -> None:
     assert profile.key == "lab" and profile.fit is not None
     assert profile.fit.inputs[0][0] == "sglang-0.5.jsonl" and len(profile.fit.inputs[0][1]) == 64
     assert "target_pass_s" in profile.fit.fitted and "overlap" not in profile.fit.fitted
+    domain = profile.domain
+    assert domain is not None and domain.targets == ("llama-3.1-8b",) and domain.hardware == ("h100-sxm",)
+    assert domain.drafters == ("eagle3",)
+    assert (domain.tensor_parallel, domain.concurrency, domain.engine_versions) == ((1,), (16, 16), ("sglang 0.5.6",))
     assert [p.name for p in tmp_path.iterdir()] == ["mine.toml"]  # no temporary left
     settings = Settings().with_engine(profile)
     scenario = {"concurrency": 16, "context": 1024, "generated_tokens": 512, "target": "llama-3.1-8b",
@@ -112,7 +116,9 @@ def test_a_run_without_acceptance_takes_the_one_given(tmp_path: Path) -> None:
     assert not (tmp_path / "o.toml").exists()
     code, _, err = cli(*argv, "--mean-acceptance-length", "2.3")
     assert code == 0, err
-    assert load_profile(tmp_path / "o.toml").fit is not None
+    profile = load_profile(tmp_path / "o.toml")
+    assert profile.fit is not None
+    assert profile.domain is not None and profile.domain.engine_versions == ("vllm (version unstated)",)
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
@@ -200,6 +206,8 @@ def test_advise_bench_takes_the_acceptance_given_for_runs_without_one() -> None:
     """``advise --bench`` pairs runs as ``fit-engine`` does: the option fills a speculative
     run without acceptance; with a log it is refused, since the log carries its own."""
     files = [str(BENCH / "vllm-0.12-plain-c16.json"), str(BENCH / "vllm-0.12-spec-c16.json")]
+    # The speculative run's metadata names its card gpu=H100-SXM-80GB, which advise does not
+    # match to the catalogue's h100-sxm (it reads it as another card): the card is given, over the file.
     argv = ["advise", "--bench", *files, "--drafter", "eagle3", "--hardware", "h100-sxm"]
     code, _, err = cli(*argv)
     assert code == 2 and "--mean-acceptance-length" in err

@@ -272,7 +272,8 @@ def test_advise_reads_the_layout_from_the_speculative_config(tmp_path):
                          "draft_tensor_parallel_size": 1,
                          "speculative_token_tree": "[(0,), (1,), (0, 0), (1, 0), (0, 0, 0), (1, 0, 0)]"})  # fmt: skip
     result = _cli("advise", "--log", str(log), "--concurrency", "16", "--target", "llama-3-70b",
-                  "--tensor-parallel", "4", "--speculative-config", config, "--json")  # fmt: skip
+                  "--tensor-parallel", "4", "--speculative-config", config, "--hardware", "h100-sxm",
+                  "--json")  # fmt: skip
     assert result.returncode == 0, result.stderr
     advice = json.loads(result.stdout)
     assert advice["tensor_parallel"] == 4 and advice["draft_tensor_parallel"] == 1

@@ -25,7 +25,20 @@ from tests.exposition import format_exposition
 ROOT = Path(__file__).resolve().parents[1]
 LOG = str(ROOT / "tests" / "data" / "vllm" / "draft-model-b8.log")
 GOOD = SpecDecodeCounters(100, 400, 161, (75, 48, 26, 12))
-ADVISE = ["advise", "--concurrency", "8", "--drafter", "qwen3-0.6b"]
+# What identifies the deployment besides the files: LOG states the model, its drafter and one
+# GPU (vLLM's default), not the card; a scrape states at most the model (its model_name label).
+ADVISE_LOG = [
+    "advise",
+    "--concurrency",
+    "8",
+    "--drafter",
+    "qwen3-0.6b",
+    "--hardware",
+    "h100-sxm",
+    "--target",
+    "qwen3-8b",
+]
+ADVISE = [*ADVISE_LOG, "--tensor-parallel", "1"]
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -227,8 +240,8 @@ def _two_models(first: str = "Qwen/Qwen3-8B", second: str = "other-model") -> st
     (_two_models(), ["--model-name", "nope"], ("'nope' is not in the scrape",)),
     (_two_models(), ["--model-name", "x" * 100_000], ("--model-name", "is not a name")),
     (format_exposition(GOOD, model_name="meta-llama/Llama-3.1-70B-Instruct"), [],
-     ("Llama-3.1-70B-Instruct", "llama-3.1-70b", "--target is qwen3-8b")),
-    (format_exposition(GOOD, model_name="Qwen/Qwen3-32B-AWQ"), [], ("qwen3-32b", "--target is qwen3-8b")),
+     ("Llama-3.1-70B-Instruct", "llama-3.1-70b", "--target qwen3-8b contradicts", "leave --target out")),
+    (format_exposition(GOOD, model_name="Qwen/Qwen3-32B-AWQ"), [], ("qwen3-32b", "--target qwen3-8b contradicts")),
     (_two_models(second="meta-llama/Llama-3.1-70B-Instruct"), ["--model-name", "meta-llama/Llama-3.1-70B-Instruct"],
      ("llama-3.1-70b", "qwen3-8b")),
 ])  # fmt: skip
@@ -241,13 +254,17 @@ def test_model_name_chooses_one_model_of_a_scrape(tmp_path):
     status, out, _ = cli(*ADVISE, "--metrics", path, "--model-name", "Qwen/Qwen3-8B", "--json")
     assert status == 0 and strict(out)["measured"]["num_drafts"] == 100  # one model's, not the sum
     status, out, _ = cli(*ADVISE, "--metrics", path, "--model-name", "other-model", "--json")
-    assert status == 0 and any("other-model" in note for note in strict(out)["notes"])
+    assert status == 0 and "the server names 'other-model'" in strict(out)["sources"]["model"]
 
 
-def test_a_name_outside_the_catalogue_is_noted(tmp_path):
+def test_a_name_outside_the_catalogue_needs_a_target_and_is_said(tmp_path):
     path = scrape(tmp_path, format_exposition(GOOD, model_name='my-chat"model\\n'))
+    without_target = [a for a in ADVISE if a not in ("--target", "qwen3-8b")]
+    refused(
+        *cli(*without_target, "--metrics", path)[::2], "'my-chat\"model\\\\n'", "not in the catalogue", "give --target"
+    )
     status, out, _ = cli(*ADVISE, "--metrics", path)
-    assert status == 0 and "Note: the server's model_name" in out and "--target qwen3-8b" in out
+    assert status == 0 and "qwen3-8b (--target (the server names 'my-chat\"model\\\\n'" in out
 
 
 def test_model_name_with_a_log_is_refused():
@@ -303,7 +320,7 @@ def test_unicode_digits_are_refused_end_to_end():
 def test_zero_is_refused_by_advise_as_by_point(option):
     status, _, point_err = cli("point", option, "0")
     refused(status, point_err, " 0 is not allowed")
-    status, _, advise_err = cli(*ADVISE, "--log", LOG, option, "0")
+    status, _, advise_err = cli(*ADVISE_LOG, "--log", LOG, option, "0")
     refused(status, advise_err)
     assert advise_err == point_err
 
@@ -319,6 +336,7 @@ def test_zero_is_refused_by_advise_as_by_point(option):
 def test_advise_says_a_deployment_does_not_fit(tmp_path, args):
     model = "meta-llama/Llama-3.1-70B" if "llama-3.1-70b" in args else "Qwen/Qwen3-8B"
     path = scrape(tmp_path, format_exposition(GOOD, model_name=model))
+    args = [*args, "--hardware", "h100-sxm", "--tensor-parallel", "1"]  # the scrape states neither
     status, out, _ = cli("advise", "--metrics", path, *args)
     assert status == 0 and "does not fit" in out and "Verdict: does-not-fit" in out and "keep" not in out
     status, out, _ = cli("advise", "--metrics", path, *args, "--json")
@@ -329,12 +347,12 @@ def test_advise_says_a_deployment_does_not_fit(tmp_path, args):
 
 def test_does_not_fit_end_to_end_is_strict_json(tmp_path):
     result = run("advise", "--metrics", scrape(tmp_path, _GOOD_TEXT), "--concurrency", "1024", "--drafter",
-                 "qwen3-0.6b", "--json")  # fmt: skip
+                 "qwen3-0.6b", "--hardware", "h100-sxm", "--tensor-parallel", "1", "--json")  # fmt: skip
     assert result.returncode == 0 and strict(result.stdout)["fits"] is False
 
 
 def test_advice_that_fits_is_strict_json_and_says_so():
-    status, out, _ = cli(*ADVISE, "--log", LOG, "--json")
+    status, out, _ = cli(*ADVISE_LOG, "--log", LOG, "--json")
     advice = strict(out)
     assert status == 0 and advice["fits"] is True and advice["verdict"] in ("keep", "lower-gamma", "off")
 

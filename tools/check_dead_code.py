@@ -34,6 +34,8 @@ USED_ELSEWHERE = {
     "with_constants": "public API: Settings.with_constants, documented in specmodel/__init__.py",
     "parse_log": "public API: a vLLM log held in memory (specmodel.vllm.logs)",
     "counters_from_log": "public API: the counters of records from parse_log",
+    "deployment_from_log": "public API: what a vLLM log held in memory states of its deployment (vllm.engine_args)",
+    "mtp_parameters": "the MTP module's own count, checked against DeepSeek-V3's published 11.5B (tests)",
     "throughput_speedup": "Evaluation readout read by name (specmodel.measurements.SPEEDUP_DEFINITIONS, readouts)",
 }
 

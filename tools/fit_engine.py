@@ -52,11 +52,12 @@ from sitebuild.public_fit import (
     held_out,
     identifiability,
     profile,
+    public_domain,
     small_batch,
 )
 from sitebuild.server_calibration import CALIBRATED_FILES, all_series
 from specmodel.measurements import error_summary, load_measurements
-from specmodel.model.engines import EngineProfile, FitProvenance
+from specmodel.model.engines import EngineProfile, FitProvenance, ProfileDomain
 from specmodel.model.profile_file import toml_value
 from specmodel.model.settings import Settings
 
@@ -64,8 +65,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MEASUREMENTS = ROOT / "specmodel" / "data" / "measurements.csv"
 ENGINES = ROOT / "specmodel" / "data" / "engines.toml"
 README = ROOT / "README.md"
-#: Keys of [vllm] this writer owns: the header, every constant it may fit, the ones it retired.
-OWNED = {"name", "description", "batching", "fused_head_pass_s", "compute_efficiency", *FIXED, *FITTED}
+#: Keys of [vllm] this writer owns: the header, every constant it may fit, the ones it retired,
+#: and the domain of the rows it fits.
+OWNED = {"name", "description", "batching", "fused_head_pass_s", "compute_efficiency", "domain", *FIXED, *FITTED}
 
 
 #: How the fit is made, as engines.toml records it.
@@ -99,9 +101,9 @@ def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> 
 SIGNIFICANT = 6
 
 
-def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any]) -> str:
+def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any], domain: ProfileDomain) -> str:
     """The [vllm] table of engines.toml: header, fitted constants, the keys it does not own
-    (``kept``), then [vllm.fit] and [vllm.fit.held_out]."""
+    (``kept``), then [vllm.fit], [vllm.fit.held_out] and [vllm.domain], what the rows cover."""
     p = profile(list(result.values.values()), list(result.values))
     lines = ["[vllm]", f'name = "{p.name}"', f'description = "{p.description}"', f'batching = "{p.batching}"']
     lines += [f"{k} = {toml_value(float(v), SIGNIFICANT)}" for k, v in result.values.items()]
@@ -115,16 +117,22 @@ def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any]) -> str:
             lines.append(f"{key} = {toml_value(value, SIGNIFICANT)}")
     lines += ["", "[vllm.fit.held_out]", "# split = [median, p90, worst] of |predicted / measured - 1|"]
     lines += [f"{k} = {toml_value(list(v), SIGNIFICANT)}" for k, v in held.items()]
+    lines += [
+        "",
+        "[vllm.domain]",
+        "# what the rows cover: outside it the profile extrapolates (specmodel.model.domain)",
+    ]
+    lines += [f"{k} = {toml_value(v)}" for k, v in domain.model_dump().items()]
     return "\n".join(lines) + "\n"
 
 
-def render(text: str, result: Fit, fit_: FitProvenance) -> str:
+def render(text: str, result: Fit, fit_: FitProvenance, domain: ProfileDomain) -> str:
     """engines.toml with its [vllm] table replaced, keeping what precedes it and the [vllm]
-    keys this writer does not own."""
+    keys this writer does not own; ``domain``: what the fitted rows cover."""
     current = tomllib.loads(text).get("vllm", {})
     kept = {k: v for k, v in current.items() if k not in OWNED and k != "fit" and k not in result.values}
     head = text.split("\n[vllm]\n")[0].rstrip() + "\n\n"
-    return head + section(result, fit_, kept)
+    return head + section(result, fit_, kept, domain)
 
 
 def readme(text: str, fit_: FitProvenance) -> str:
@@ -166,7 +174,7 @@ def profile_is_current(rows: list, result: Fit, splits: dict[str, dict[str, floa
     the profile it holds."""
     text = ENGINES.read_text(encoding="utf-8")
     written = README.read_text(encoding="utf-8")
-    new = render(text, result, provenance(result, rows, splits))
+    new = render(text, result, provenance(result, rows, splits), public_domain(rows))
     return same_profile(text, new) and readme(written, recorded_provenance(text)) == written
 
 
@@ -194,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     for split, (median, p90, worst) in fit_.held_out.items():
         print(f"{split:<24} median {median:.1%}, p90 {p90:.1%}, worst {worst:.1%}")
     text = ENGINES.read_text(encoding="utf-8")
-    new = render(text, result, fit_)
+    new = render(text, result, fit_, public_domain(rows))
     records = {
         EAGLE3_TRADEOFF: tradeoff_text(tradeoffs(tuple(rows)), band(tuple(rows)), MEASUREMENTS),
         MEMORY_SENSITIVITY: sensitivity_text(refits(tuple(rows)), MEASUREMENTS),

@@ -27,10 +27,12 @@ from specmodel.cli.options import (
     drafter_option,
     engine_options,
     engine_profile_option,
+    format_options,
     parallel_options,
     rates,
     runs_acceptance_option,
     scenario_options,
+    server_options,
     with_engine_profile,
 )
 from specmodel.errors import SpecModelError
@@ -111,9 +113,12 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         "default: the largest concurrency run with speculation)",
     )
     advise.add_argument(
-        "--context", type=int, default=DEFAULTS["context"], help="prompt tokens per sequence (default: %(default)s)"
+        "--context",
+        type=int,
+        default=None,
+        help=f"prompt tokens per request (default: what the files state, else {DEFAULTS['context']})",
     )
-    drafter = advise.add_mutually_exclusive_group(required=True)
+    drafter = advise.add_mutually_exclusive_group()
     drafter_option(drafter)
     drafter.add_argument(
         "--speculative-config",
@@ -129,6 +134,8 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
     )
     engine_profile_option(advise)
     deployment_options(advise, settings, served=True)
+    format_options(advise)
+    server_options(advise)
     parallel_options(advise)
     advise.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     advise.add_argument(
@@ -160,6 +167,13 @@ def _advise_sources(advise: Any) -> None:
         help="vllm bench serve --save-result JSON, SGLang bench_serving lines or a measurements CSV: plain and "
         "speculative runs at the same --max-concurrency; the engine is calibrated to them (unless "
         "--engine-profile) and the measured speedups are shown beside the predictions",
+    )
+    source.add_argument(
+        "--url",
+        metavar="http://HOST:PORT",
+        default=None,
+        help="a running vLLM server: its /metrics is scraped twice, --window seconds apart (the rates between "
+        "the two), and /v1/models read for the model and max_model_len",
     )
 
 

@@ -10,19 +10,24 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specmodel.cli.options import scenario_fields
+from specmodel.cli.options import resolve_model_options, scenario_fields
 from specmodel.errors import SpecModelError
 from specmodel.formatting import plain
+from specmodel.model.domain import domain_line, domain_readout, outside_domain
+from specmodel.model.drafters import check_declared_head
 from specmodel.model.evaluate import evaluate, scenario_grid
-from specmodel.model.scenario import DEFAULTS
+from specmodel.model.scenario import DEFAULTS, ScenarioGrid
 from specmodel.model.settings import Settings
 from specmodel.readouts import READOUTS, point_readouts
 from specmodel.safe_input import path_text
 
 if TYPE_CHECKING:  # the vLLM side is imported by the advise command only, when it runs
     from specmodel.vllm.counters import SpecDecodeCounters
-    from specmodel.vllm.speculative_config import ServedDrafter
 
+
+#: Seconds between the two scrapes of ``advise --url``: long enough for a busy server's
+#: counters to move by thousands of drafts.
+DEFAULT_WINDOW_S = 10.0
 
 #: Readouts the table leaves out: ``speedup`` is ``throughput_speedup``, printed under that name.
 TABLE_OMITS = frozenset({"speedup"})
@@ -53,8 +58,13 @@ def _acceptance_text(fields: dict[str, Any], values: dict[str, Any]) -> str:
 
 
 def run_point(args: argparse.Namespace, settings: Settings) -> str:
+    """One scenario's readouts as a table (or ``--json``), with a line saying where the scenario
+    lies outside the engine profile's data; an ``mtp`` drafter for a target that ships no MTP
+    layers is refused (:func:`specmodel.model.drafters.check_declared_head`)."""
+    resolve_model_options(args)
     fields = scenario_fields(args)
     grid = scenario_grid(settings=settings, **fields)
+    check_declared_head(str(grid.drafter.reshape(-1)[0]), grid.target)
     values = point_readouts(evaluate(grid, settings=settings))
     values.update(
         engine=str(grid.engine.reshape(-1)[0]),
@@ -65,15 +75,29 @@ def run_point(args: argparse.Namespace, settings: Settings) -> str:
         tree_topk=int(grid.tree_topk.reshape(-1)[0]),
         verify_tokens=int(grid.verify_tokens.reshape(-1)[0]),
     )
+    notes = _outside_notes(grid, settings)
     if args.json:
-        return strict_json(values)
+        return strict_json({**values, "domain": domain_readout(notes)})
     head = (
         f"{args.concurrency} sequence(s), context {args.context}, {values['generated_tokens']} generated tokens, "
         f"gamma {values['gamma']}{_tree_text(values)}, drafter {args.drafter}, {_acceptance_text(fields, values)}, "
         f"{args.target} on {_gpus_text(args.hardware, values)}, engine {values['engine']} "
         f"({values['batching']} batching)"
     )
-    return head + "\n" + format_table(values)
+    line = domain_line(notes)
+    return head + "\n" + format_table(values) + (f"\n{line}" if line else "")
+
+
+def _outside_notes(grid: ScenarioGrid, settings: Settings) -> tuple[str, ...]:
+    """Where the one scenario of ``grid`` lies outside the data its engine profile was fitted on
+    (:func:`specmodel.model.domain.outside_domain`)."""
+    names = ("engine", "drafter", "concurrency", "tensor_parallel")
+    first = {name: getattr(grid, name).reshape(-1)[0] for name in names}
+    return outside_domain(
+        settings.engine(str(first["engine"])), target=grid.target, hardware=grid.hardware,
+        drafter=str(first["drafter"]), concurrency=int(first["concurrency"]),
+        tensor_parallel=int(first["tensor_parallel"]),
+    )  # fmt: skip
 
 
 def _tree_text(values: dict[str, Any]) -> str:
@@ -99,51 +123,113 @@ def run_calibrate(args: argparse.Namespace, settings: Settings) -> str:
 
 
 def run_advise(args: argparse.Namespace, settings: Settings) -> str:
-    """Advice from a vLLM server's counters (``--log`` or ``--metrics``) for the deployment the
-    options describe. A layout option given as 0 is passed on and refused as ``point`` refuses
-    it (never read as "not given"); the scrape's model is compared with ``--target``."""
+    """Advice from a vLLM server's counters (``--log``, ``--metrics`` or a live ``--url``) for
+    the deployment its files state, each field settled against the options
+    (:mod:`specmodel.cli.deployment`). A layout option given as 0 is passed on and refused as
+    ``point`` refuses it (never read as "not given")."""
+    from specmodel.cli.deployment import check_given_options, resolve
     from specmodel.vllm import advice_text, advise
     from specmodel.vllm.counters import counters_summary, per_position_rate
-    from specmodel.vllm.served_model import check_served_model
 
     if args.report is not None:
         check_report_path(args.report)
-    served = _served(args)
     if args.bench is not None:
-        return _advise_bench(args, settings, served)
+        return _advise_bench(args, settings)
     if args.mean_acceptance_length is not None:
         raise SpecModelError("--mean-acceptance-length goes with --bench (a log or a scrape carries its acceptance)")
-    if args.concurrency is None:
-        raise SpecModelError("--concurrency is required with --log or --metrics (the concurrency the server runs)")
-    counters, source = _counters(args)
-    served_note = check_served_model(counters.model_name, args.target, source)
+    if args.window is not None and args.url is None:
+        raise SpecModelError("--window is the time between the two scrapes of --url; give --url too")
+    check_given_options(args)
+    counters, stated = _server_files(args)
+    deployment = resolve(args, settings, stated)
+    engine = args.engine or "vllm"
     advice = advise.advise(
-        per_position_rate(counters),
-        args.concurrency,
-        args.context,
-        served,
-        args.hardware,
-        args.target,
-        settings,
-        engine=args.engine or "vllm",
-        tensor_parallel=1 if args.tensor_parallel is None else args.tensor_parallel,
-    )
+        per_position_rate(counters), deployment.concurrency, deployment.context, deployment.served,
+        deployment.hardware, deployment.target, deployment.settings, engine=engine,
+        tensor_parallel=deployment.tensor_parallel, observed=deployment.observed,
+    )  # fmt: skip
+    outside = _advice_outside(advice, deployment.settings)
+    if outside:
+        reason = f"{advice.reason} (priced by the {engine} profile outside the data it was fitted on: see above)"
+        advice = dataclasses.replace(advice, reason=reason)
     measured = counters_summary(counters)
-    notes = (*counters.notes, *([served_note] if served_note else []))
+    notes = (*counters.notes, *deployment.notes)
     text = advice_text.format_advice(advice, measured, notes)
+    text = _deployment_lines(deployment, outside) + "\n" + text
     if args.report is not None:
-        _write_report(args.report, advice, text, settings)
+        _write_report(args.report, advice, text, deployment.settings)
     if args.json:
-        return strict_json({**advice_text.advice_dict(advice, measured, notes), **_report_key(args)})
+        extra = _deployment_dict(deployment, outside)
+        return strict_json({**advice_text.advice_dict(advice, measured, notes), **extra, **_report_key(args)})
     return text + _report_line(args)
 
 
-def _advise_bench(args: argparse.Namespace, settings: Settings, served: ServedDrafter) -> str:
-    """``advise --bench``: the advice from benchmark runs (:mod:`specmodel.cli.bench_advice`)."""
+def _advice_outside(advice: Any, settings: Settings) -> tuple[str, ...]:
+    """Where the advised deployment lies outside the data its engine profile was fitted on."""
+    return outside_domain(
+        settings.engine(advice.engine), target=advice.target, hardware=advice.hardware,
+        drafter=advice.served.drafter, concurrency=advice.concurrency, tensor_parallel=advice.tensor_parallel,
+    )  # fmt: skip
+
+
+def _deployment_lines(deployment: Any, outside: tuple[str, ...]) -> str:
+    """Where each field of the deployment came from, the load the server ran, and where the
+    profile is used outside its data."""
+    lines = ["Read from the server's files and the options:"]
+    lines += [f"  {name:<17} {where}" for name, where in deployment.provenance]
+    if deployment.running is not None:
+        r = deployment.running
+        lines.append(
+            f"  {'running requests':<17} {r['samples']} busy samples: min {r['min']:g}, median {r['median']:g}, "
+            f"mean {r['mean']:.1f}, 90th percentile {r['p90']:g}, max {r['max']:g}"
+        )
+    line = domain_line(outside)
+    return "\n".join(lines + ([line] if line else []))
+
+
+def _deployment_dict(deployment: Any, outside: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON keys of what was read: each field's source, the running distribution, the domain."""
+    return {
+        "sources": dict(deployment.provenance),
+        "running_requests": deployment.running,
+        "domain": domain_readout(outside),
+        "generated_tokens": deployment.settings.constants.GENERATED_TOKENS,
+    }
+
+
+def _server_files(args: argparse.Namespace) -> tuple[SpecDecodeCounters, Any]:
+    """The counters and what the files state of the deployment: ``--log``, ``--metrics`` (of
+    ``--model-name``'s model) or a live ``--url`` (two scrapes ``--window`` seconds apart and
+    ``/v1/models``)."""
+    from specmodel.vllm.deployment import load_exposition_deployment
+    from specmodel.vllm.engine_args import load_log_deployment
+    from specmodel.vllm.logs import load_log
+    from specmodel.vllm.prometheus import load_exposition, parse_exposition
+
+    if args.log is not None:
+        if args.model_name is not None:
+            raise SpecModelError("--model-name chooses a model in a --metrics scrape; a --log names no model")
+        return load_log(args.log, "--log"), load_log_deployment(args.log, "--log")
+    if args.metrics is not None:
+        counters = load_exposition(args.metrics, "--metrics", args.model_name)
+        return counters, load_exposition_deployment(args.metrics, "--metrics", args.model_name)
+    from specmodel.vllm.live import live_deployment, live_exposition, scrape_server
+
+    server = scrape_server(args.url, DEFAULT_WINDOW_S if args.window is None else args.window)
+    counters = parse_exposition(live_exposition(server), f"--url {server.url}", args.model_name)
+    return counters, live_deployment(server, args.model_name)
+
+
+def _advise_bench(args: argparse.Namespace, settings: Settings) -> str:
+    """``advise --bench``: the advice from benchmark runs (:mod:`specmodel.cli.bench_advice`),
+    for the card and GPUs the options or the files' metadata state (refused when neither does)."""
     from specmodel.cli import bench_advice
+    from specmodel.cli.deployment import bench_deployment, check_given_options
     from specmodel.vllm import advice_text
     from specmodel.vllm.report import MeasuredPoint
 
+    check_given_options(args)
+    served = bench_deployment(args)
     result = bench_advice.bench_advice(args, settings, served)
     notes = (result.acceptance_note,) if result.acceptance_note else ()
     lines = [*bench_advice.measured_lines(result), bench_advice.ladder_line(result), ""]
@@ -184,39 +270,6 @@ def _write_report(path: Path, advice: Any, text: str, settings: Settings, measur
         write_atomically(report_html(advice, text, settings, measured), path)
     except OSError as exc:
         raise SpecModelError(f"--report {path_text(path)}: cannot write it: {exc.strerror or exc}") from None
-
-
-def _served(args: argparse.Namespace) -> ServedDrafter:
-    """The deployed drafter from ``--speculative-config`` or ``--drafter``, with the layout
-    options given on the command line in place of the configuration's (0 included)."""
-    from specmodel.vllm import speculative_config
-
-    if args.speculative_config is not None:
-        served = speculative_config.served_drafter_from_config(args.speculative_config)
-    else:
-        served = speculative_config.served_drafter(args.drafter, args.target)
-    given = {
-        name: getattr(args, name)
-        for name in ("draft_tensor_parallel", "tree_topk", "verify_tokens")
-        if getattr(args, name) is not None
-    }
-    if {"tree_topk", "verify_tokens"} & set(given):  # a tree given on the command line replaces the config's
-        given.update(tree_draft_positions=None, tree_widths=None)
-    return dataclasses.replace(served, **given)
-
-
-def _counters(args: argparse.Namespace) -> tuple[SpecDecodeCounters, str]:
-    """The counters of ``--log`` or ``--metrics`` (of ``--model-name``'s model), and the option
-    and file they came from, as messages name them."""
-    from specmodel.safe_input import path_text
-    from specmodel.vllm.logs import load_log
-    from specmodel.vllm.prometheus import load_exposition
-
-    if args.log is not None:
-        if args.model_name is not None:
-            raise SpecModelError("--model-name chooses a model in a --metrics scrape; a --log names no model")
-        return load_log(args.log, "--log"), f"--log {path_text(args.log)}"
-    return load_exposition(args.metrics, "--metrics", args.model_name), f"--metrics {path_text(args.metrics)}"
 
 
 def strict_json(data: Any) -> str:

@@ -11,6 +11,7 @@ import contextlib
 import datetime
 import hashlib
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -27,11 +28,13 @@ from specmodel.cli.options import (
 from specmodel.cli.sweep import _refuse_special
 from specmodel.engine_fit import PRIOR_WIDTHS, SIGMA, RunsFit, fit_runs, timings_of
 from specmodel.errors import SpecModelError
-from specmodel.model.engines import EngineProfile, FitProvenance
+from specmodel.measurements import Measurement
+from specmodel.model.domain import profile_domain
+from specmodel.model.engines import EngineProfile, FitProvenance, ProfileDomain
 from specmodel.model.profile_file import KEY_PATTERN, profile_text
 from specmodel.model.settings import Settings
 from specmodel.safe_input import excerpt, read_limited_text
-from specmodel.server_runs import Deployment, load_runs, paired_measurements, plain_timings
+from specmodel.server_runs import BenchRun, Deployment, PlainTiming, load_runs, paired_measurements, plain_timings
 from specmodel.server_runs.runs import MAX_RESULT_BYTES
 
 METHOD = (
@@ -82,16 +85,51 @@ def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
     )  # fmt: skip
     rows = paired_measurements(runs, deployment)
     drafter = args.drafter or next((r.method for r in rows), None) or "eagle"
-    timings = timings_of(plain_timings(runs, deployment), drafter)
+    plain = plain_timings(runs, deployment)
+    timings = timings_of(plain, drafter)
     if not rows and not timings:
         raise SpecModelError("no run to fit: give plain and speculative runs at the same --max-concurrency")
     public = settings.engines[args.engine]
     result = fit_runs(public.model_copy(update={"key": args.name}), rows, timings)
     profile = _with_provenance(result, public, args.files, len(rows) + len(timings))
+    profile = profile.model_copy(update={"domain": fitted_domain(runs, rows, plain)})
     for name, reason in result.kept.items():
         print(f"specmodel: note: {name} kept at the public value {getattr(public, name):g}: {reason}", file=sys.stderr)
     write_atomically(args.out, profile_text(profile, comment=_comment(result, public)))
     return _summary(result, public, args.out)
+
+
+def fitted_domain(runs: list[BenchRun], rows: list[Measurement], timings: list[PlainTiming]) -> ProfileDomain:
+    """What the fitted runs cover: the paired rows' and the plain runs' targets, cards, GPUs and
+    batches, the speculative rows' drafters, and the engine versions the files state
+    (:func:`engine_versions`)."""
+    cases: list[Measurement | PlainTiming] = [*rows, *timings]
+    return profile_domain(
+        targets=(c.target for c in cases), hardware=(c.hardware for c in cases),
+        drafters=(r.method for r in rows), tensor_parallel=(c.tensor_parallel for c in cases),
+        concurrency=(c.batch for c in cases), engine_versions=engine_versions(runs),
+    )  # fmt: skip
+
+
+#: A version a benchmark file states: SGLang's ``server_info.version``, or a ``version`` /
+#: ``vllm_version`` / ``sglang_version`` key a run's ``--metadata`` added.
+VERSION_KEY = re.compile(r'"(?:vllm_|sglang_)?version"\s*:\s*"([0-9A-Za-z.+_-]{1,40})"')
+
+
+def engine_versions(runs: list[BenchRun]) -> tuple[str, ...]:
+    """The engine of each run with the version its file states (``sglang 0.5.6``), or
+    ``vllm (version unstated)``; a measurement CSV row's ``engine`` column as it is."""
+    found: dict[str, tuple[str, ...]] = {}
+    out = []
+    for run in runs:
+        if run.measurement is not None:
+            out.append(run.measurement.engine)
+            continue
+        if run.file not in found:
+            text = read_limited_text(Path(run.file), f"bench file {run.file}", MAX_RESULT_BYTES)
+            found[run.file] = tuple(dict.fromkeys(VERSION_KEY.findall(text)))
+        out += [f"{run.engine} {v}" for v in found[run.file]] or [f"{run.engine} (version unstated)"]
+    return tuple(dict.fromkeys(out))
 
 
 def _sha256(path: Path) -> str:

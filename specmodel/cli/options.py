@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from specmodel.errors import SpecModelError
+from specmodel.model import constants as declared
 from specmodel.model.drafters import all_drafter_names
 from specmodel.model.engines import BATCHINGS
 from specmodel.model.scenario import DEFAULTS, PROFILES, Scenario
@@ -319,6 +320,7 @@ def scenario_options(parser: argparse.ArgumentParser, settings: Settings) -> Non
     acceptance_options(parser)
     engine_options(parser, settings)
     deployment_options(parser, settings)
+    format_options(parser)
     parallel_options(parser)
 
 
@@ -331,21 +333,24 @@ def drafter_option(parser: Any, default: str | None = None) -> None:
 
 def deployment_options(parser: argparse.ArgumentParser, settings: Settings, served: bool = False) -> None:
     """``--hardware`` and ``--target``; names are checked by the model, which lists the known ones.
-    ``served``: the command reads a server's metrics, whose model is named (``--model-name``,
-    :func:`served_model_option`)."""
+    ``served``: the command reads a server's files, which name its model (``--model-name``,
+    :func:`served_model_option`); the two then have no default: what the files do not state
+    must be given."""
+    after = " (default: what the server's files state)" if served else " (default: %(default)s)"
     parser.add_argument(
         "--hardware",
         type=name_text,
         metavar="NAME",
-        default=settings.deployment.hardware,
-        help="accelerator, one of " + ", ".join(hardware_catalog()) + " (default: %(default)s)",
+        default=None if served else settings.deployment.hardware,
+        help="accelerator, one of " + ", ".join(hardware_catalog()) + after,
     )
     parser.add_argument(
         "--target",
         type=name_text,
-        metavar="NAME",
-        default=settings.deployment.target,
-        help="target model, one of " + ", ".join(architecture_catalog()) + " (default: %(default)s)",
+        metavar="NAME|CONFIG",
+        default=None if served else settings.deployment.target,
+        help="target model, one of " + ", ".join(architecture_catalog()) + ", or any model by its config.json (a "
+        "file, the model's folder, or a Hugging Face id in the local Hugging Face cache)" + after,
     )
     if served:
         served_model_option(parser)
@@ -366,3 +371,102 @@ def served_model_option(parser: Any) -> None:
 def scenario_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The scenario fields the options gave (those left out take the model's defaults)."""
     return {k: getattr(args, k) for k in SCENARIO_OPTIONS if getattr(args, k, None) is not None}
+
+
+def format_options(parser: Any) -> None:
+    """The formats the server stores weights and cache in, and a card of the user's own, as
+    vLLM and a card file name them (:mod:`specmodel.model.quantization`,
+    :mod:`specmodel.model.hardware_file`)."""
+    parser.add_argument(
+        "--quantization",
+        type=name_text,
+        metavar="METHOD",
+        default=None,
+        help="the target's weight quantization as vLLM names it (--quantization): fp8, int8 (w8a8), awq, gptq, "
+        "... (default: the checkpoint's dtype, or what its config.json or the server's files state)",
+    )
+    parser.add_argument(
+        "--kv-cache-dtype",
+        type=name_text,
+        metavar="DTYPE",
+        default=None,
+        help="the KV cache's element type as vLLM names it (--kv-cache-dtype): auto, fp8, fp8_e4m3, fp8_e5m2 "
+        "(default: auto, the model's dtype)",
+    )
+    parser.add_argument(
+        "--hardware-file",
+        type=Path,
+        metavar="CARD.toml",
+        default=None,
+        help="a card of your own: one [KEY] table with the fields of specmodel/data/hardware.toml, each with its "
+        "source; it becomes the --hardware",
+    )
+
+
+def server_options(parser: Any) -> None:
+    """What ``advise`` may be told about a server beyond what its files state (each option
+    must agree with the files, unless ``--override``)."""
+    parser.add_argument(
+        "--window",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="seconds between the two scrapes of --url (default: 10; 1 to 600)",
+    )
+    parser.add_argument(
+        "--override",
+        action="store_true",
+        help="let options given here replace what the server's files state (without it, an option that "
+        "contradicts a file is refused, naming both)",
+    )
+    parser.add_argument(
+        "--generated-tokens",
+        type=int,
+        metavar="G",
+        default=None,
+        help="generated tokens per request (default: what the files state, else the model's "
+        f"{declared.GENERATED_TOKENS})",
+    )
+    parser.add_argument(
+        "--max-model-len",
+        type=int,
+        metavar="N",
+        default=None,
+        help="the server's max_model_len: a prompt plus its generated tokens must fit in it",
+    )
+    parser.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        metavar="F",
+        default=None,
+        help="the server's gpu_memory_utilization, the share of each GPU's memory it may use (default: what the "
+        f"files state, else {declared.GPU_MEMORY_UTILIZATION})",
+    )
+
+
+def resolve_model_options(args: argparse.Namespace) -> None:
+    """``point``'s model and card options made catalogue keys, in place: ``--hardware-file``
+    registered as the ``--hardware``; ``--target`` a catalogue name or a config.json (file,
+    folder, or Hugging Face id in the local cache) registered; the target stored as
+    ``--quantization`` (else its checkpoint's ``quantization_config``) with its cache, and a
+    draft model's cache, as ``--kv-cache-dtype`` (:func:`specmodel.model.quantization.add_quantized`)."""
+    from specmodel.model.config_json import resolve_model
+    from specmodel.model.drafters import DrafterKind, drafter_kind
+    from specmodel.model.hardware_file import load_hardware_file
+    from specmodel.model.quantization import add_quantized
+    from specmodel.model.specs import get_architecture
+
+    if getattr(args, "hardware_file", None) is not None:
+        if "hardware" in getattr(args, "_given_options", set()):
+            raise SpecModelError("--hardware and --hardware-file both name the card; give one")
+        args.hardware = load_hardware_file(args.hardware_file)
+    args.target = resolve_model(args.target)
+    cache = getattr(args, "kv_cache_dtype", None)
+    args.target = add_quantized(get_architecture(args.target), getattr(args, "quantization", None), cache)
+    drafter = getattr(args, "drafter", None)
+    if drafter is not None and drafter not in all_drafter_names():
+        from specmodel.vllm.speculative_config import draft_model_key
+
+        args.drafter = drafter = draft_model_key(drafter)[0]
+    if cache is not None and drafter is not None and drafter_kind(drafter) == DrafterKind.MODEL:
+        args.drafter = add_quantized(get_architecture(drafter), None, cache)

@@ -24,6 +24,7 @@ from typing import Any
 
 from specmodel.cli.options import scenario_fields
 from specmodel.errors import SpecModelError
+from specmodel.model.drafters import check_declared_head
 from specmodel.model.settings import Settings
 from specmodel.safe_input import excerpt
 
@@ -212,6 +213,9 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> str:
         require_table_modules(".parquet")  # the CSV writer is pyarrow's too
     fields = {k: v for k, v in scenario_fields(args).items() if k not in ("concurrency", "context")}
     plan = plan_sweep(settings=settings, **fields)
+    drafter = getattr(args, "drafter", None)
+    if drafter is not None:  # the default grid prices a hypothetical MTP head; a drafter given must exist
+        check_declared_head(drafter, plan.fields["target"] or settings.deployment.target)
     for note in plan.notes:
         print(f"specmodel: note: {note}", file=sys.stderr)
     try:

@@ -131,7 +131,7 @@ class DraftHead(Drafter):
             ),
             attention_flops_per_token=float(heads_.head_attention_flops_per_position_per_token(self.head, target)),
             layers=float(self.head.decoder_layers),
-            kv_heads=float(target.num_key_value_heads),
+            kv_heads=float(arch_.tensor_parallel_kv_heads(target)),
             activation_bytes=float(target.hidden_size * element_bytes),
             embedding_row_bytes=float(heads_.head_embedding_row_bytes(self.head, target)),
         )
@@ -245,6 +245,43 @@ def check_drafter(name: object, target: str, kinds: tuple[DrafterKind, ...] = tu
             )
         raise SpecModelError(f"drafter {name!r} cannot draft for {target}{why}; allowed: {', '.join(allowed)}")
     return name
+
+
+#: The head that needs the target's own multi-token-prediction layers (data/heads.toml).
+MTP = "mtp"
+
+
+def has_declared_head(drafter: str, target: str) -> bool:
+    """Whether ``target`` ships ``drafter``: every drafter but ``mtp``, which needs the
+    target's config.json to declare multi-token-prediction layers (``num_nextn_predict_layers``).
+
+    >>> has_declared_head("mtp", "qwen3-8b"), has_declared_head("eagle", "qwen3-8b")
+    (False, True)
+    """
+    return drafter != MTP or get_architecture(target).num_nextn_predict_layers > 0
+
+
+def check_declared_head(drafter: str, target: str) -> None:
+    """Refuse a drafter the target does not ship: an ``mtp`` head drafts with the target's own
+    multi-token-prediction layers (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2), so a target whose
+    config.json declares none (``num_nextn_predict_layers`` 0 or absent) has no MTP drafter;
+    one line naming what it can serve with instead. Every other drafter passes.
+
+    The command line's ``point`` and ``sweep`` call this on the drafter they are given; the
+    model itself (:func:`check_drafter`, :func:`specmodel.model.evaluate.scenario_grid`) does
+    not, so that the article can price a hypothetical MTP head on a target that has none.
+
+    >>> check_declared_head("eagle", "qwen3-8b")
+    >>> check_declared_head("mtp", "qwen3-8b")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    specmodel.errors.SpecModelError: qwen3-8b's config.json declares no multi-token-prediction layers ...
+    """
+    if has_declared_head(drafter, target):
+        return
+    raise SpecModelError(
+        f"{target}'s config.json declares no multi-token-prediction layers (num_nextn_predict_layers); "
+        "give --drafter eagle, eagle3, ngram or a draft model"
+    )
 
 
 def drafter_coefficients(name: str, target: str, flops_per_parameter: float) -> PassCoefficients[float]:

@@ -27,7 +27,8 @@ real engine (``vllm``) adds, with few constants each with a physical meaning:
   (:mod:`specmodel.model.passes`).
 
 The constants of ``vllm`` are fitted by least squares to public measurements
-(``tools/fit_engine.py``); the profile records the fit's provenance.
+(``tools/fit_engine.py``); the profile records the fit's provenance and its domain, the
+cards, models, drafters, GPUs and batches its rows cover (:class:`ProfileDomain`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from functools import cache
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from specmodel.model.specs import load_catalog
 from specmodel.model.types import Numeric
@@ -74,6 +75,36 @@ class FitProvenance(BaseModel):
     prior_widths: dict[str, float] = Field(default_factory=dict)
 
 
+class ProfileDomain(BaseModel):
+    """What the runs a profile was fitted on cover: a fixed time per pass, an overlap exponent
+    or a lookup's match rate measured on one card, model and batch range is an extrapolation
+    anywhere else (:func:`specmodel.model.domain.outside_domain` says where).
+
+    Targets and cards are catalogue keys (or Hugging Face ids, as a user's runs name them),
+    drafters by name and by kind (``model``, ``head``, ``fused_head``, ``ngram``; an empty
+    tuple: plain runs alone), tensor-parallel sizes in GPUs, ``concurrency`` the smallest and
+    largest batch (sequences), and the engine and its version as each source states it
+    (``"vllm (version unstated)"`` where it states none).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    targets: tuple[str, ...] = Field(min_length=1)
+    hardware: tuple[str, ...] = Field(min_length=1)
+    drafters: tuple[str, ...] = ()
+    drafter_kinds: tuple[str, ...] = ()
+    tensor_parallel: tuple[int, ...] = Field(min_length=1)
+    concurrency: tuple[int, int]  #: the smallest and the largest batch fitted on
+    engine_versions: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ProfileDomain:
+        """The batch range runs from the smallest to the largest, both at least 1."""
+        low, high = self.concurrency
+        if not 1 <= low <= high:
+            raise ValueError(f"concurrency {list(self.concurrency)} is not [smallest, largest] batch, both >= 1")
+        return self
+
+
 class EngineProfile(BaseModel):
     """One engine's profile (``data/engines.toml``; SI units, seconds)."""
 
@@ -103,6 +134,9 @@ class EngineProfile(BaseModel):
     #: the whole V x D table ("table", the article's every weight once per pass)
     embedding_read: Literal["gather", "table"] = "gather"
     fit: FitProvenance | None = None
+    #: the targets, cards, drafters, GPUs and batches the fit's runs cover (None: not recorded,
+    #: as for the ``ideal`` engine, the roofline, which holds wherever the roofline does)
+    domain: ProfileDomain | None = None
 
     @property
     def gathers_embedding(self) -> bool:

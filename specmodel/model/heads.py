@@ -144,13 +144,15 @@ def lm_head_bytes_per_step(head: Head, target: Architecture) -> int:
 
 
 def head_kv_cache_bytes_per_token(head: Head, target: Architecture) -> int:
-    """The head's own cache: ``2 L_h K H b`` per token (one layer: 4 KiB for Qwen3-8B).
+    """The head's own cache: ``2 L_h K H b`` per token (one layer: 4 KiB for Qwen3-8B), ``L_h``
+    of the target's layers' share of :func:`specmodel.model.architecture.kv_cache_bytes_per_token`
+    (a latent-attention target's layers cache ``R_kv + R`` elements).
 
     >>> from specmodel.model.specs import get_architecture
     >>> head_kv_cache_bytes_per_token(head_catalog()["mtp"], get_architecture("qwen3-8b"))
     4096
     """
-    return 2 * head.decoder_layers * target.num_key_value_heads * target.head_dim * target.bytes_per_element
+    return head.decoder_layers * arch_.kv_cache_bytes_per_token(target) // target.num_hidden_layers
 
 
 def head_dense_flops_per_position(head: Head, target: Architecture, flops_per_parameter: float) -> float:
@@ -166,6 +168,6 @@ def head_dense_flops_per_position(head: Head, target: Architecture, flops_per_pa
 
 
 def head_attention_flops_per_position_per_token(head: Head, target: Architecture) -> int:
-    """Attention FLOPs per query position per cached token: ``4 L_h N H`` (as
-    :func:`specmodel.model.architecture.attention_flops_per_position_per_token`)."""
-    return 4 * head.decoder_layers * target.num_attention_heads * target.head_dim
+    """Attention FLOPs per query position per cached token: ``4 L_h N H``, ``L_h`` of the target's
+    layers' share of :func:`specmodel.model.architecture.attention_flops_per_position_per_token`."""
+    return head.decoder_layers * arch_.attention_flops_per_position_per_token(target) // target.num_hidden_layers

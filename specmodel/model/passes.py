@@ -41,7 +41,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from specmodel.model import architecture as arch_
-from specmodel.model import kernels, parallel, roofline
+from specmodel.model import kernels, parallel, quantization, roofline
 from specmodel.model.experts import routed_expert_bytes, routed_expert_compute_time, tokens_per_expert
 from specmodel.model.specs import Architecture, Hardware
 from specmodel.model.types import FloatArray, IntArray, Numeric
@@ -68,7 +68,12 @@ class PassCoefficients(Generic[N_co]):
     ``input_embedding_bytes`` is the part of ``weight_bytes`` that an engine which gathers
     embedding rows does not read (an untied input table, ``V D b``), and
     ``embedding_row_bytes`` what it reads instead per query position (``D b``); both 0 for a
-    tied table and for anything that is not a model of its own."""
+    tied table and for anything that is not a model of its own.
+    ``quantized_flops_per_position`` is the part of ``dense_flops_per_position`` spent in
+    linear layers a ``weight_format`` quantizes (FLOPs per parameter times
+    :func:`specmodel.model.architecture.active_linear_parameters`; 0 without a format) and
+    ``weight_format_code`` that format's :data:`specmodel.model.quantization.FORMAT_CODES` code,
+    which sets the peak they run at on a card (:func:`price_pass`)."""
 
     weight_bytes: N_co
     resident_bytes: N_co
@@ -85,6 +90,8 @@ class PassCoefficients(Generic[N_co]):
     expert_parameters: N_co = 0.0  # type: ignore[assignment]
     input_embedding_bytes: N_co = 0.0  # type: ignore[assignment]
     embedding_row_bytes: N_co = 0.0  # type: ignore[assignment]
+    quantized_flops_per_position: N_co = 0.0  # type: ignore[assignment]
+    weight_format_code: N_co = 0.0  # type: ignore[assignment]
 
     @classmethod
     def of_model(
@@ -100,7 +107,7 @@ class PassCoefficients(Generic[N_co]):
             dense_flops_per_position=float(arch_.dense_flops_per_position(arch, flops_per_parameter)),
             attention_flops_per_token=float(arch_.attention_flops_per_position_per_token(arch)),
             layers=float(arch.num_hidden_layers),
-            kv_heads=float(arch.num_key_value_heads),
+            kv_heads=float(arch_.tensor_parallel_kv_heads(arch)),
             activation_bytes=float(arch.hidden_size * arch.bytes_per_element),
             expert_bytes=float(arch_.moe_layer_count(arch) * arch_.expert_bytes(arch)) if moe else 0.0,
             experts=float(arch.num_experts or 1) if moe else 1.0,
@@ -109,6 +116,8 @@ class PassCoefficients(Generic[N_co]):
             expert_parameters=float(arch_.expert_parameters(arch)),
             input_embedding_bytes=float(arch_.input_embedding_bytes(arch)),
             embedding_row_bytes=float(arch_.embedding_gather_bytes(arch, 1)),
+            quantized_flops_per_position=float(_quantized_flops_per_position(arch, flops_per_parameter)),
+            weight_format_code=quantization.format_code(arch),
         )
 
     @classmethod
@@ -175,6 +184,8 @@ class PassPrice:
     kernel_e_max: Numeric = 0.0  #: e_max of the grouped-GEMM curve, of ``peak_flops`` (0: no curve)
     kernel_m_half: Numeric = 0.0  #: m_half of the grouped-GEMM curve, tokens per expert
     gathered_bytes_per_position: Numeric = 0.0  #: g, embedding bytes gathered per query position (0: none)
+    quantized_flops_per_position: Numeric = 0.0  #: f_q, the part of f in quantized linear layers (0: none)
+    quantized_speedup: Numeric = 1.0  #: r, peak(format) / peak(bf16) those FLOPs run at
 
     def take(self, rows: Any) -> PassPrice:
         """The passes of the scenarios ``rows`` selects (a mask or a slice of flat arrays)."""
@@ -242,14 +253,35 @@ class PassPrice:
         the engine's efficiency): all of it at ``compute_efficiency``, or, with a grouped-GEMM
         curve, the routed experts' FLOPs at the curve's efficiency at m tokens per expert
         (:func:`specmodel.model.experts.tokens_per_expert` of the B Q positions) and the rest
-        at ``compute_efficiency``."""
+        at ``compute_efficiency``. The FLOPs of quantized linear layers (f_q per position) run
+        r = ``quantized_speedup`` times faster: they count ``1/r`` of a BF16 FLOP
+        (:meth:`bf16_equivalent_flops`), and the grouped-GEMM curve's experts run at ``r`` x peak."""
         flops = self.flops(batch) + extra_flops / self.shards
         if not np.any(self.kernel_e_max):
+            flops = self.bf16_equivalent_flops(flops, self.quantized_flops(batch))
             return roofline.compute_time(flops, self.peak_flops, self.compute_efficiency)
         experts = np.where(np.asarray(self.kernel_e_max) > 0, self.expert_flops(batch), 0.0)
         m = tokens_per_expert(np.multiply(batch, self.positions), self.experts, self.experts_per_token)
-        grouped = routed_expert_compute_time(experts, self.peak_flops, m, self.kernel_e_max, self.kernel_m_half)
-        return roofline.compute_time(flops - experts, self.peak_flops, self.compute_efficiency) + grouped
+        peak = self.peak_flops * np.asarray(self.quantized_speedup) if self.is_quantized() else self.peak_flops
+        grouped = routed_expert_compute_time(experts, peak, m, self.kernel_e_max, self.kernel_m_half)
+        rest = self.bf16_equivalent_flops(flops - experts, self.quantized_flops(batch) - experts)
+        return roofline.compute_time(rest, self.peak_flops, self.compute_efficiency) + grouped
+
+    def is_quantized(self) -> bool:
+        """Whether any of the passes has FLOPs in quantized linear layers."""
+        return bool(np.any(self.quantized_flops_per_position))
+
+    def quantized_flops(self, batch: Numeric) -> Numeric:
+        """``Q B f_q / N_g``, one GPU's FLOPs in quantized linear layers (part of :meth:`flops`)."""
+        return roofline.pass_flops(self.quantized_flops_per_position, batch, self.positions) / self.shards
+
+    def bf16_equivalent_flops(self, flops: Numeric, quantized: Numeric) -> Numeric:
+        """``F - F_q (1 - 1/r)``: ``flops`` of which ``quantized`` run r = ``quantized_speedup``
+        times faster, as the BF16 FLOPs that take as long (``flops`` itself, unchanged, where
+        nothing is quantized)."""
+        if not self.is_quantized():
+            return flops
+        return flops - quantized * (1.0 - 1.0 / np.asarray(self.quantized_speedup, dtype=float))
 
     def time(self, batch: Numeric) -> FloatArray:
         """The pass's roofline time, the longer of the two, plus its all-reduces."""
@@ -274,9 +306,8 @@ class PassPrice:
         m0 = roofline.memory_time(self.weight_bytes / self.shards, self.memory_bandwidth, self.memory_efficiency)
         cache = self.kv_length * self.kv_bytes_per_token * self.kv_share
         m1 = roofline.memory_time(cache, self.memory_bandwidth, self.memory_efficiency) + self.gather_memory_time()
-        c1 = roofline.compute_time(
-            self.positions * self.position_flops / self.shards, self.peak_flops, self.compute_efficiency
-        )
+        flops = self.bf16_equivalent_flops(self.position_flops, self.quantized_flops_per_position)
+        c1 = roofline.compute_time(self.positions * flops / self.shards, self.peak_flops, self.compute_efficiency)
         return m0, m1, c1
 
     def expert_memory_time(self, active: Numeric) -> Numeric:
@@ -347,6 +378,8 @@ def price_pass(
         kernel_e_max=e_max,
         kernel_m_half=m_half,
         gathered_bytes_per_position=gather * coefficients.embedding_row_bytes,
+        quantized_flops_per_position=coefficients.quantized_flops_per_position,
+        quantized_speedup=quantization.peak_ratio(hardware, coefficients.weight_format_code),
     )
 
 
@@ -367,6 +400,16 @@ def _routed_expert_flops_per_position(arch: Architecture, flops_per_parameter: f
         return 0.0
     k = arch.num_experts_per_tok or 0
     return flops_per_parameter * arch_.moe_layer_count(arch) * k * arch_.expert_parameters(arch)
+
+
+def _quantized_flops_per_position(arch: Architecture, flops_per_parameter: float) -> float:
+    """``f_q = FLOPS_PER_PARAMETER x P_lin,active``: FLOPs per position in the linear layers a
+    ``weight_format`` quantizes (:func:`specmodel.model.architecture.active_linear_parameters`;
+    0 without a format). Attention's score and value products and the output head are not
+    among them: they run at the BF16 peak."""
+    if arch.weight_format is None:
+        return 0.0
+    return flops_per_parameter * arch_.active_linear_parameters(arch)
 
 
 def kv_read_length(context: Numeric, generated_tokens: int, kv_read_fraction: float) -> FloatArray:

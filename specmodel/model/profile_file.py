@@ -1,7 +1,11 @@
 """An engine profile in a file of its own (``--engine-profile PROFILE.toml``): one TOML table
 named by the profile's key, with the fields of :class:`specmodel.model.engines.EngineProfile`
-(SI units, seconds) and, when it was fitted, its ``fit`` provenance as a sub-table; the same
-schema as a table of ``data/engines.toml``, so a profile moves between the two unchanged.
+(SI units, seconds) and, when it was fitted, its ``fit`` provenance and its ``domain`` (the
+targets, cards, drafters, GPUs, batches and engine versions its runs cover,
+:class:`specmodel.model.engines.ProfileDomain`) as sub-tables; the same schema as a table of
+``data/engines.toml``, so a profile moves between the two unchanged. A profile without a
+``domain`` table (written before profiles recorded one) still reads: its domain is then
+unknown, and the commands say so (:func:`specmodel.model.domain.outside_domain`).
 
 ``specmodel fit-engine`` writes one (:func:`profile_text`); ``point``, ``sweep``, ``advise``
 and the site builder read one (:func:`load_profile`), and use it as an engine of that key.
@@ -41,15 +45,17 @@ def load_profile(path: str | Path, where: str = "--engine-profile") -> EnginePro
 
 def profile_text(profile: EngineProfile, comment: str = "") -> str:
     """The TOML text of ``profile`` (:func:`load_profile` reads it back equal): its fields
-    but ``key`` and those left at None, then ``[KEY.fit]`` and its sub-tables. ``comment``:
-    lines written first, as TOML comments."""
+    but ``key`` and those left at None, then ``[KEY.fit]`` and its sub-tables, then
+    ``[KEY.domain]``. ``comment``: lines written first, as TOML comments."""
     if not KEY_PATTERN.fullmatch(profile.key):
         raise SpecModelError(f"the profile key {excerpt(profile.key)} is not allowed (a-z, 0-9, - and _)")
     head = [f"# {line}".rstrip() for line in comment.splitlines()]
-    fields = profile.model_dump(exclude={"key", "fit"}, exclude_none=True)
+    fields = profile.model_dump(exclude={"key", "fit", "domain"}, exclude_none=True)
     lines = [*head, f"[{profile.key}]", *(f"{k} = {toml_value(v)}" for k, v in fields.items())]
     if profile.fit is not None:
         lines += _table(f"{profile.key}.fit", profile.fit.model_dump(exclude_none=True))
+    if profile.domain is not None:
+        lines += _table(f"{profile.key}.domain", profile.domain.model_dump())
     return "\n".join(lines) + "\n"
 
 

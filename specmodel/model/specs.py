@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from importlib import resources
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -19,6 +19,65 @@ from specmodel.errors import SpecModelError
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 _T = TypeVar("_T")
+
+#: The layouts (config.json ``model_type``) :mod:`specmodel.model.architecture` can count.
+#: A Mistral config.json is read as ``llama``: transformers' ``MistralForCausalLM`` is Llama's
+#: layout (mistral/modular_mistral.py derives it from Llama's classes; q/k/v/o without biases).
+MODEL_TYPES = (
+    "llama",
+    "qwen2",
+    "qwen3",
+    "gemma2",
+    "gemma3_text",
+    "mixtral",
+    "qwen2_moe",
+    "qwen3_moe",
+    "deepseek_v3",
+)
+ModelType = Literal[
+    "llama",
+    "qwen2",
+    "qwen3",
+    "gemma2",
+    "gemma3_text",
+    "mixtral",
+    "qwen2_moe",
+    "qwen3_moe",
+    "deepseek_v3",
+]
+
+#: The mixture-of-experts fields each MoE layout's config.json gives (under the record's names).
+MOE_FIELDS: dict[str, tuple[str, ...]] = {
+    "qwen3_moe": (
+        "num_experts",
+        "num_experts_per_tok",
+        "moe_intermediate_size",
+        "decoder_sparse_step",
+        "mlp_only_layers",
+        "norm_topk_prob",
+    ),
+    "qwen2_moe": (
+        "num_experts",
+        "num_experts_per_tok",
+        "moe_intermediate_size",
+        "decoder_sparse_step",
+        "mlp_only_layers",
+        "norm_topk_prob",
+        "shared_expert_intermediate_size",
+    ),
+    "mixtral": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
+    "deepseek_v3": (
+        "num_experts",
+        "num_experts_per_tok",
+        "moe_intermediate_size",
+        "norm_topk_prob",
+        "n_shared_experts",
+        "first_k_dense_replace",
+        "moe_layer_freq",
+    ),
+}
+#: Multi-head latent attention's fields (``deepseek_v3`` only); ``q_lora_rank`` may be absent.
+MLA_FIELDS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
 
 class Sourced(BaseModel):
@@ -64,7 +123,13 @@ class Hardware(BaseModel):
     ``memory_capacity`` is the memory the card reports (nvidia-smi's or rocm-smi's total, in
     bytes), the whole that a server's usable share is taken of; ``datasheet_memory_capacity``
     is the vendor's figure in decimal units ("80 GB"), which names the card and nothing else.
-    The two differ: an H100 SXM reports 81,559 MiB (79.65 GiB) of its datasheet's 80 GB."""
+    The two differ: an H100 SXM reports 81,559 MiB (79.65 GiB) of its datasheet's 80 GB.
+
+    ``peak_flops`` is the dense BF16 tensor-core peak every pass's arithmetic runs at;
+    ``fp8_peak_flops`` and ``int8_peak_flops`` are the dense (no sparsity) FP8 and INT8
+    tensor-core peaks that a model's quantized linear layers run at
+    (:mod:`specmodel.model.quantization`), None for a card without such tensor cores (an A100
+    has no FP8 ones)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
@@ -74,6 +139,8 @@ class Hardware(BaseModel):
     memory_capacity: Sourced
     datasheet_memory_capacity: Sourced
     interconnect: Interconnect
+    fp8_peak_flops: Sourced | None = None
+    int8_peak_flops: Sourced | None = None
 
     @model_validator(mode="after")
     def _units(self) -> Hardware:
@@ -82,9 +149,12 @@ class Hardware(BaseModel):
             "peak_flops": "FLOP/s",
             "memory_capacity": "B",
             "datasheet_memory_capacity": "B",
+            "fp8_peak_flops": "FLOP/s",
+            "int8_peak_flops": "OP/s",
         }
         for field, unit in expected.items():
-            if getattr(self, field).unit != unit:
+            value = getattr(self, field)
+            if value is not None and value.unit != unit:
                 raise ValueError(f"{field} must be given in {unit}")
         return self
 
@@ -102,11 +172,13 @@ class PublishedParameters(BaseModel):
 
 
 class Architecture(BaseModel):
-    """A decoder-only transformer as its config.json describes it (Qwen3 or Llama layout).
+    """A decoder-only transformer as its config.json describes it.
 
-    ``model_type`` is config.json's family name; it selects the per-layer layout in
-    :mod:`specmodel.model.architecture` (Qwen3 adds q/k RMSNorms). Attention biases are not
-    supported: ``attention_bias`` is copied from config.json and must be false.
+    ``model_type`` is config.json's family name (one of :data:`MODEL_TYPES`); it selects the
+    per-layer layout in :mod:`specmodel.model.architecture` (Qwen3 adds q/k RMSNorms, Qwen2
+    q/k/v biases, Gemma four RMSNorms a layer, DeepSeek-V3 latent attention). A
+    configurable ``attention_bias`` is copied from config.json and must be false (a layout
+    whose biases are fixed, as Qwen2's, counts them whatever this field says).
 
     Notation used across the project: L layers, D hidden size, N query heads,
     K KV heads, H head dim, F MLP width, V vocabulary.
@@ -114,11 +186,17 @@ class Architecture(BaseModel):
     ``head_dim`` may be left out, as Llama-3.1's config.json does: it is then
     ``hidden_size // num_attention_heads``, the default of transformers' ``LlamaConfig``.
 
-    A mixture-of-experts model (``model_type = "qwen3_moe"``) also copies config.json's
-    ``num_experts`` (E), ``num_experts_per_tok`` (k), ``moe_intermediate_size`` (F_moe, one
-    expert's MLP width), ``decoder_sparse_step``, ``mlp_only_layers`` and ``norm_topk_prob``;
-    they are all given for such a model and none for a dense one. Which layers are MoE and
-    what they count is :mod:`specmodel.model.architecture`'s business.
+    A mixture-of-experts model also copies config.json's ``num_experts`` (E; Mixtral's
+    ``num_local_experts``, DeepSeek's ``n_routed_experts``), ``num_experts_per_tok`` (k),
+    ``moe_intermediate_size`` (F_moe, one routed expert's MLP width; Mixtral's
+    ``intermediate_size``) and the fields of :data:`MOE_FIELDS` its layout has; they are all
+    given for such a model and none for a dense one. Which layers are MoE and what they count
+    is :mod:`specmodel.model.architecture`'s business.
+
+    ``num_nextn_predict_layers`` counts the multi-token-prediction modules a checkpoint ships
+    (DeepSeek-V3: 1), 0 where config.json has no such field. ``quantization_config`` is
+    config.json's block, kept as read and not priced here. ``published_parameters`` is given
+    for every catalogue entry and may be absent for a model read from a user's config.json.
 
     >>> get_architecture("llama-3.1-8b").head_dim
     128
@@ -131,7 +209,7 @@ class Architecture(BaseModel):
     key: str
     name: str
     source: str = Field(min_length=1)
-    model_type: Literal["qwen3", "llama", "qwen3_moe"]
+    model_type: ModelType
     hidden_size: int = Field(gt=0)
     num_hidden_layers: int = Field(gt=0)
     num_attention_heads: int = Field(gt=0)
@@ -156,8 +234,35 @@ class Architecture(BaseModel):
     mlp_only_layers: tuple[int, ...] | None = None
     #: Whether the top-k routing weights are renormalised to sum to 1 (no effect on counts).
     norm_topk_prob: bool | None = None
+    #: ``qwen2_moe``: the MLP width of the one shared expert every token goes through.
+    shared_expert_intermediate_size: int | None = Field(default=None, gt=0)
+    #: ``deepseek_v3``: shared experts of width ``moe_intermediate_size`` every token goes through.
+    n_shared_experts: int | None = Field(default=None, ge=0)
+    #: ``deepseek_v3``: the first layers keep a dense MLP of width ``intermediate_size``.
+    first_k_dense_replace: int | None = Field(default=None, ge=0)
+    #: ``deepseek_v3``: past the dense layers, every ``moe_layer_freq``-th layer is MoE.
+    moe_layer_freq: int | None = Field(default=None, gt=0)
+    #: Multi-head latent attention (``deepseek_v3``): rank of the query compression (None: full q_proj).
+    q_lora_rank: int | None = Field(default=None, gt=0)
+    #: Rank of the compressed key-value latent, what the cache holds per layer with the rope key.
+    kv_lora_rank: int | None = Field(default=None, gt=0)
+    #: Per-head query/key width without rotary embedding.
+    qk_nope_head_dim: int | None = Field(default=None, gt=0)
+    #: Per-head query/key width with rotary embedding (the key part is shared by all heads).
+    qk_rope_head_dim: int | None = Field(default=None, gt=0)
+    #: Per-head value width.
+    v_head_dim: int | None = Field(default=None, gt=0)
+    #: Multi-token-prediction modules shipped with the checkpoint (config.json's name; 0 where absent).
+    num_nextn_predict_layers: int = Field(default=0, ge=0)
+    #: config.json's ``quantization_config`` block as read, not priced here.
+    quantization_config: dict[str, Any] | None = None
+    #: Storage of the decoder layers' linear weights (:mod:`specmodel.model.quantization`):
+    #: None keeps ``torch_dtype``; the embeddings, output head, norms and routers keep it always.
+    weight_format: Literal["fp8", "int8", "int4"] | None = None
+    #: Storage of the KV cache: None keeps ``torch_dtype``, "fp8" one byte an element.
+    kv_cache_format: Literal["fp8"] | None = None
     #: The model card's total, for the catalogue test only (see :class:`PublishedParameters`).
-    published_parameters: PublishedParameters
+    published_parameters: PublishedParameters | None = None
     #: A mixture-of-experts model card's activated count, a second anchor for the tests only.
     published_active_parameters: PublishedParameters | None = None
 
@@ -188,34 +293,42 @@ class Architecture(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _layout_fields(self) -> Architecture:
+        """A layout's own fields (:data:`MOE_FIELDS`, :data:`MLA_FIELDS`) come all together, and
+        only for that layout."""
+        needed = MOE_FIELDS.get(self.model_type, ()) + (MLA_FIELDS if self.model_type == "deepseek_v3" else ())
+        optional = ("q_lora_rank",) if self.model_type == "deepseek_v3" else ()
+        every = {f for fields in MOE_FIELDS.values() for f in fields} | set(MLA_FIELDS) | {"q_lora_rank"}
+        missing = [f for f in needed if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"a {self.model_type} model needs {', '.join(missing)} (copied from config.json)")
+        extra = sorted(f for f in every - set(needed) - set(optional) if getattr(self, f) is not None)
+        if extra:
+            raise ValueError(
+                f"{', '.join(extra)} only apply to a mixture-of-experts or latent-attention layout, "
+                f"not to model_type {self.model_type}"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _experts(self) -> Architecture:
-        """The MoE fields come all together, for ``qwen3_moe`` only, and describe a valid routing."""
-        moe = {
-            "num_experts": self.num_experts,
-            "num_experts_per_tok": self.num_experts_per_tok,
-            "moe_intermediate_size": self.moe_intermediate_size,
-            "decoder_sparse_step": self.decoder_sparse_step,
-            "mlp_only_layers": self.mlp_only_layers,
-            "norm_topk_prob": self.norm_topk_prob,
-        }
-        given = [name for name, value in moe.items() if value is not None]
-        if self.model_type == "qwen3_moe":
-            missing = [name for name in moe if name not in given]
-            if missing:
-                raise ValueError(f"a qwen3_moe model needs {', '.join(missing)} (copied from config.json)")
-        elif given:
-            raise ValueError(f"{', '.join(given)} only apply to a mixture-of-experts model (model_type qwen3_moe)")
+        """The MoE fields describe a valid routing."""
         e, k = self.num_experts, self.num_experts_per_tok
         if e is not None and k is not None and k > e:
             raise ValueError("num_experts_per_tok cannot exceed num_experts")
         layers = self.mlp_only_layers or ()
         if any(not 0 <= i < self.num_hidden_layers for i in layers) or len(set(layers)) != len(layers):
             raise ValueError("mlp_only_layers must be distinct layer indices in [0, num_hidden_layers)")
-        if self.published_active_parameters is not None and self.model_type != "qwen3_moe":
+        if self.published_active_parameters is not None and self.model_type not in MOE_FIELDS:
             raise ValueError(
                 "published_active_parameters is for mixture-of-experts models (a dense model's is its total)"
             )
         return self
+
+    def __hash__(self) -> int:
+        """By key and layout (``quantization_config``, a dict, cannot be hashed); equal records
+        hash alike."""
+        return hash((self.key, self.model_type, self.hidden_size, self.num_hidden_layers))
 
     @property
     def bytes_per_element(self) -> int:
@@ -246,15 +359,96 @@ def lookup(catalog: dict[str, _T], key: str, what: str) -> _T:
 
 
 @cache
-def hardware_catalog() -> dict[str, Hardware]:
-    """All accelerators in ``data/hardware.toml``, by key."""
+def _catalogue_hardware() -> dict[str, Hardware]:
+    """The accelerators of ``data/hardware.toml``, by key."""
     return load_catalog("hardware.toml", Hardware)
 
 
 @cache
+def added_hardware() -> dict[str, Hardware]:
+    """Accelerators read from a user's card file this run (:func:`add_hardware`), by key: one
+    dict per process, filled as cards are added."""
+    return {}
+
+
+def add_hardware(hw: Hardware) -> str:
+    """Register ``hw`` (read from a card file, :mod:`specmodel.model.hardware_file`) so that
+    :func:`get_hardware` finds it by its key; returns the key. Re-adding an identical record
+    changes nothing; a catalogue key (or an added one) holding other values is refused with a
+    SpecModelError.
+
+    >>> add_hardware(get_hardware("h100-sxm"))
+    'h100-sxm'
+    """
+    held = _catalogue_hardware().get(hw.key) or added_hardware().get(hw.key)
+    if held is not None:
+        if held == hw:
+            return hw.key
+        raise SpecModelError(f"hardware key {hw.key!r} already names a card with other values; choose another key")
+    added_hardware()[hw.key] = hw
+    return hw.key
+
+
+def hardware_catalog() -> dict[str, Hardware]:
+    """All accelerators by key: ``data/hardware.toml``'s, then any added from a card file."""
+    return {**_catalogue_hardware(), **added_hardware()}
+
+
+@cache
+def _catalogue_architectures() -> dict[str, Architecture]:
+    """The model architectures of ``data/models.toml``, each with its model card's count."""
+    catalog = load_catalog("models.toml", Architecture)
+    unanchored = [k for k, a in catalog.items() if a.published_parameters is None]
+    if unanchored:
+        raise SpecModelError(f"data/models.toml is invalid: {', '.join(unanchored)} lack published_parameters")
+    return catalog
+
+
+@cache
+def added_architectures() -> dict[str, Architecture]:
+    """Architectures read from a user's config.json in this run (:func:`add_architecture`), by
+    key: one table for the process, kept apart from the catalogue's."""
+    return {}
+
+
+#: Fields that describe a record, not the network it counts.
+_DESCRIPTIVE = {"key", "name", "source", "published_parameters", "published_active_parameters", "quantization_config"}
+
+
+def same_network(a: Architecture, b: Architecture) -> bool:
+    """Whether ``a`` and ``b`` describe the same network (every field but name, source,
+    published counts and ``quantization_config``).
+
+    >>> m = get_architecture("qwen3-8b")
+    >>> same_network(m, m.model_copy(update={"name": "mine"})), same_network(m, get_architecture("qwen3-4b"))
+    (True, False)
+    """
+    return a.model_dump(exclude=_DESCRIPTIVE) == b.model_dump(exclude=_DESCRIPTIVE)
+
+
+def add_architecture(arch: Architecture) -> str:
+    """Register ``arch`` (read from a config.json) so that :func:`get_architecture` finds it by
+    its key; returns the key. Re-adding an identical record, or one whose network is a
+    catalogue entry's under that entry's key, changes nothing; a catalogue key (or an added
+    one) holding another network is refused with a SpecModelError.
+
+    >>> m = get_architecture("qwen3-8b")
+    >>> add_architecture(m.model_copy(update={"name": "my copy", "published_parameters": None}))
+    'qwen3-8b'
+    """
+    added = added_architectures()
+    held = _catalogue_architectures().get(arch.key) or added.get(arch.key)
+    if held is not None:
+        if same_network(held, arch):
+            return arch.key
+        raise SpecModelError(f"model key {arch.key!r} already names another architecture; choose another key")
+    added[arch.key] = arch
+    return arch.key
+
+
 def architecture_catalog() -> dict[str, Architecture]:
-    """All model architectures in ``data/models.toml``, by key."""
-    return load_catalog("models.toml", Architecture)
+    """All model architectures by key: ``data/models.toml``'s, then any added from a config.json."""
+    return {**_catalogue_architectures(), **added_architectures()}
 
 
 def get_hardware(key: str) -> Hardware:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from specmodel.errors import SpecModelError
 from specmodel.measurements import Measurement
+from specmodel.model.config_json import catalogue_model
 from specmodel.safe_input import excerpt
 from specmodel.server_runs.runs import BenchRun
-from specmodel.vllm.served_model import catalogue_model
 
 #: Two plain runs at one concurrency that differ by more than this (relative TPOT) contradict.
 PLAIN_TOLERANCE = 0.05

@@ -55,13 +55,18 @@ def _per_request(record: dict[str, Any], where: str) -> dict[str, Any]:
     }
 
 
-def _metadata_spec(record: dict[str, Any]) -> tuple[str | None, int | None]:
-    """The method and k a vLLM result's ``--metadata`` names (``speculative_config='{...}'``,
-    or ``spec_method`` and ``num_spec_tokens``/``num_speculative_tokens``), else None."""
+def _metadata_config(record: dict[str, Any]) -> dict[str, Any]:
+    """The ``speculative_config='{...}'`` JSON a vLLM result's ``--metadata`` holds, else {}."""
     config: Any = {}
     with contextlib.suppress(TypeError, ValueError):
         config = json.loads(record.get("speculative_config") or "{}")
-    config = config if isinstance(config, dict) else {}
+    return config if isinstance(config, dict) else {}
+
+
+def _metadata_spec(record: dict[str, Any]) -> tuple[str | None, int | None]:
+    """The method and k a vLLM result's ``--metadata`` names (``speculative_config='{...}'``,
+    or ``spec_method`` and ``num_spec_tokens``/``num_speculative_tokens``), else None."""
+    config = _metadata_config(record)
     method = config.get("method") or record.get("spec_method")
     k: Any = config.get("num_speculative_tokens") or record.get("num_spec_tokens")
     k = k or record.get("num_speculative_tokens")
@@ -110,3 +115,60 @@ def sglang_run(record: dict[str, Any], where: str) -> dict[str, Any]:
         "mean_acceptance_length": length if length and length > 1 else None, "per_position_acceptance": None,
         "method": SGLANG_METHODS.get(str(algorithm).upper()) if algorithm else None, **_per_request(record, where),
     }  # fmt: skip
+
+
+#: ``--metadata KEY=VALUE`` keys read as the deployment they state (``vllm bench serve`` merges
+#: the pairs into its result's top level as strings, ``vllm/benchmarks/serve.py``): key ->
+#: (deployment field, type). ``tp`` and ``gpu`` are the short names some benchmark scripts use.
+METADATA_FIELDS: dict[str, tuple[str, type]] = {
+    "model": ("model", str), "tensor_parallel_size": ("tensor_parallel_size", int),
+    "tp": ("tensor_parallel_size", int), "max_model_len": ("max_model_len", int),
+    "max_num_seqs": ("max_num_seqs", int), "max_num_batched_tokens": ("max_num_batched_tokens", int),
+    "gpu_memory_utilization": ("gpu_memory_utilization", float), "dtype": ("dtype", str),
+    "quantization": ("quantization", str), "kv_cache_dtype": ("kv_cache_dtype", str),
+    "hardware": ("hardware", str), "gpu": ("hardware", str),
+}  # fmt: skip
+
+
+def _metadata_value(record: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    """``record[key]`` as ``kind`` (metadata values are strings; a number may be one already)."""
+    value = record[key]
+    text = str(value).strip()
+    try:
+        if kind is str:
+            if not isinstance(value, str) or not text:
+                raise ValueError
+            return text
+        if isinstance(value, bool):
+            raise ValueError
+        number = kind(text)
+        if not number > 0:
+            raise ValueError
+        return number
+    except ValueError:
+        shape = {int: "a positive whole number", float: "a positive number", str: "a name"}[kind]
+        raise SpecModelError(f"{where}: metadata {key}={excerpt(value)} is not {shape}") from None
+
+
+def vllm_deployment_fields(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """What a vLLM result states of the server it measured: ``served_model_name`` (its
+    ``model_id``, the name requests were sent to), ``max_concurrency``, the token totals and
+    ``completed`` (for the mean lengths), the ``--metadata`` of :data:`METADATA_FIELDS` and a
+    ``speculative_config`` dict (method, model, num_speculative_tokens) its metadata names.
+    Values absent from the file are absent from the result."""
+    fields: dict[str, Any] = {}
+    if isinstance(model := record.get("model_id"), str) and model:
+        fields["served_model_name"] = model
+    if (concurrency := _concurrency(record, where)) is not None:
+        fields["max_concurrency"] = concurrency
+    for key in ("completed", "total_input_tokens", "total_output_tokens"):
+        if (number := _number(record, key, where)) is not None:
+            fields[key] = number
+    for key, (field, kind) in METADATA_FIELDS.items():
+        if record.get(key) is not None:
+            fields[field] = _metadata_value(record, key, kind, where)
+    method, k = _metadata_spec(record)
+    spec = {"method": method, "model": _metadata_config(record).get("model"), "num_speculative_tokens": k}
+    if spec := {key: value for key, value in spec.items() if value is not None}:
+        fields["speculative_config"] = spec
+    return fields

@@ -26,6 +26,7 @@ def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: t
             for a in advice.alternatives
         ],
         "fits": advice.fits,
+        "observed_concurrency": advice.observed,
         "max_concurrency": advice.max_concurrency,
         "max_concurrency_without_draft": advice.max_concurrency_without_draft,
         "notes": [n for n in (advice.served.note, *notes) if n],
@@ -63,6 +64,18 @@ def _gpus(advice: Advice) -> str:
     return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
+def _memory_note(advice: Advice) -> str | None:
+    """What to say when the server was seen holding more sequences than the model's memory
+    estimate lets fit: the server wins, and the estimate's figures are shown."""
+    if advice.fits or not advice.observed:
+        return None
+    return (
+        f"the server ran {advice.concurrency} sequences, more than the model's memory estimate lets fit "
+        f"({advice.max_concurrency} with the drafter, {advice.max_concurrency_without_draft} without): priced as it "
+        "ran (check --gpu-memory-utilization, --max-model-len and the formats if this is unexpected)"
+    )
+
+
 def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes: tuple[str, ...] = ()) -> str:
     """The advice as text for a terminal; ``measured``: the counters' summary
     (:func:`specmodel.vllm.counters.counters_summary`), if any."""
@@ -71,7 +84,7 @@ def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes:
         f"{advice.concurrency} concurrent sequence(s), context {advice.context}, {advice.target} on "
         f"{_gpus(advice)}, engine {advice.engine}"
     ]
-    lines += [f"Note: {n}" for n in (advice.served.note, *notes) if n]
+    lines += [f"Note: {n}" for n in (advice.served.note, *notes, _memory_note(advice)) if n]
     if measured:
         lines.append(
             f"Measured: {measured['num_drafts']:,.0f} drafts, "
@@ -84,7 +97,8 @@ def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes:
         f"{j:>8}  {u:>12.3f}  {a:>11.3f}" for j, (u, a) in enumerate(zip(advice.per_position, advice.conditional), 1)
     ]
     head = f"speedup ({advice.served.drafter})"
-    title = "Predicted speedup over plain decoding" + ("" if advice.fits else " (were it to fit, which it does not)")
+    fitting = advice.fits or advice.observed
+    title = "Predicted speedup over plain decoding" + ("" if fitting else " (were it to fit, which it does not)")
     lines += ["", title + ":", f"gamma  {head}"]
     lines += [f"{g:>5}  {_times(s):>{len(head)}}" for g, s in enumerate(advice.speedup, 1)]
     recommended = {None: "none (the deployment does not fit in memory)", 0: "0 (turn speculation off)"}

@@ -46,11 +46,12 @@ from specmodel.formatting import EVEN_MARGIN, gib
 from specmodel.formatting import times_distinct as _times
 from specmodel.model.acceptance import conditional_from_per_position
 from specmodel.model.breakeven import first_crossing
-from specmodel.model.drafters import check_drafter, drafter_names
+from specmodel.model.drafters import check_drafter, drafter_names, has_declared_head
 from specmodel.model.evaluate import evaluate, evaluate_per_position
 from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
+from specmodel.model.specs import added_architectures
 from specmodel.model.trees import cut_tree
 from specmodel.model.types import FloatArray
 from specmodel.vllm.speculative_config import ServedDrafter, served_drafter
@@ -101,6 +102,7 @@ class Advice:
     fits: bool = True  #: the deployment fits in the GPUs' usable memory
     max_concurrency: int | None = None  #: most sequences that fit at this context, with the drafter
     max_concurrency_without_draft: int | None = None  #: the same without speculation
+    observed: bool = False  #: the server was seen running ``concurrency`` requests (it holds them)
 
 
 # --- the numbers --------------------------------------------------------------------------
@@ -156,10 +158,13 @@ def advise(
     settings: Settings | None = None,
     engine: str = "vllm",
     tensor_parallel: int = 1,
+    observed: bool = False,
 ) -> Advice:
     """Apply the module's rule to measured per-position acceptance, on ``tensor_parallel``
     GPUs with the deployment's drafter layout (:meth:`ServedDrafter.layout`: the drafter's GPUs,
-    a tree).
+    a tree). ``observed``: the server was seen running ``concurrency`` requests, so it holds
+    them whatever the model's memory estimate says; the verdict is then given, and
+    :attr:`Advice.fits` records that the estimate disagrees.
 
     >>> drafter = served_drafter("qwen3-0.6b")
     >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, served=drafter, engine="ideal")
@@ -183,15 +188,13 @@ def advise(
     s = np.array([float(e.speedup) for e in evaluations])
     at = evaluations[deployed - 1]
     fits = bool(at.fits)
-    verdict, gamma = decide(s, deployed) if fits else ("does-not-fit", None)
+    verdict, gamma = decide(s, deployed) if fits or observed else ("does-not-fit", None)
     conditional = conditional_from_per_position(u)
     alternatives: tuple[Alternative, ...] = ()
     if gamma is not None:
         goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
-        others = [d for d in drafter_names(target) if d != served.drafter]
-        alternatives = tuple(sorted(
-            break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine, tensor_parallel),
-            key=lambda a: (not a.fits, a.break_even_alpha is None, a.break_even_alpha or 0.0, a.drafter)))  # fmt: skip
+        alternatives = _alternatives(served.drafter, goal, concurrency, context, hardware, target, settings, engine,
+                                     tensor_parallel)  # fmt: skip
         reason = _reason(verdict, s, deployed, gamma, served.drafter, int(concurrency), conditional)
     else:
         reason = _no_fit_reason(at, int(concurrency), int(context), served.drafter)
@@ -202,8 +205,28 @@ def advise(
         hardware=hardware, target=target, engine=engine, speedup=tuple(float(x) for x in s),
         recommended_gamma=gamma, verdict=verdict, reason=reason, alternatives=alternatives,
         tensor_parallel=int(tensor_parallel), fits=fits, max_concurrency=int(at.max_concurrency),
-        max_concurrency_without_draft=int(at.max_concurrency_without_draft),
+        max_concurrency_without_draft=int(at.max_concurrency_without_draft), observed=observed,
     )  # fmt: skip
+
+
+def _alternatives(
+    deployed: str,
+    goal: float,
+    concurrency: int,
+    context: int,
+    hardware: str,
+    target: str,
+    settings: Settings,
+    engine: str,
+    tensor_parallel: int,
+) -> tuple[Alternative, ...]:
+    """The other drafters of the catalogue that ``target`` has (an MTP head only where its
+    config declares one), each with its break-even acceptance, the likeliest first."""
+    others = [d for d in drafter_names(target) if d != deployed and has_declared_head(d, target)
+              and d not in added_architectures()]  # fmt: skip
+    found = break_even_alphas(others, goal, concurrency, context, hardware, target, settings, engine, tensor_parallel)
+    return tuple(sorted(found, key=lambda a: (not a.fits, a.break_even_alpha is None, a.break_even_alpha or 0.0,
+                                              a.drafter)))  # fmt: skip
 
 
 def _no_fit_reason(at: Evaluation, concurrency: int, context: int, drafter: str) -> str:

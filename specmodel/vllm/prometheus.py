@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
@@ -51,6 +51,7 @@ MODEL_LABEL = "model_name"
 
 #: A series: the sample's name and its sorted labels.
 _SeriesKey: TypeAlias = tuple[str, tuple[tuple[str, str], ...]]
+_V = TypeVar("_V")
 
 
 def _lines(text: str) -> list[str]:
@@ -58,10 +59,10 @@ def _lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def _samples(text: str, source: str, v0: set[str]) -> Iterator[tuple[int, str, dict[str, str], float]]:
-    """``(line, name, labels, value)`` of every spec-decode counter sample, parsing each line
-    with prometheus_client's parser (so an error can name its line); the names of V0's
-    metrics seen are added to ``v0``."""
+def exposition_samples(text: str, source: str) -> Iterator[tuple[int, str, dict[str, str], float]]:
+    """``(line, name, labels, value)`` of every sample of a Prometheus text exposition, parsing
+    each line with prometheus_client's parser (so an error can name its line; a sample keeps
+    the name it has on its line, ``_sum``/``_count``/``_info`` included)."""
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
@@ -72,10 +73,17 @@ def _samples(text: str, source: str, v0: set[str]) -> Iterator[tuple[int, str, d
             raise SpecModelError(f"{source} line {number}: not Prometheus text exposition ({reason})") from None
         for family in families:
             for sample in family.samples:
-                if sample.name in _WANTED:
-                    yield number, sample.name, sample.labels, sample.value
-                elif sample.name in V0_METRICS:
-                    v0.add(sample.name)
+                yield number, sample.name, sample.labels, sample.value
+
+
+def _samples(text: str, source: str, v0: set[str]) -> Iterator[tuple[int, str, dict[str, str], float]]:
+    """``(line, name, labels, value)`` of every spec-decode counter sample
+    (:func:`exposition_samples`); the names of V0's metrics seen are added to ``v0``."""
+    for number, name, labels, value in exposition_samples(text, source):
+        if name in _WANTED:
+            yield number, name, labels, value
+        elif name in V0_METRICS:
+            v0.add(name)
 
 
 def _series_windows(text: str, source: str, v0: set[str]) -> dict[_SeriesKey, list[float]]:
@@ -184,7 +192,7 @@ def parse_exposition(text: str, source: str = "metrics", model_name: str | None 
     the last, as PromQL's ``rate()`` would. Errors name the file (``source``) and, where
     there is one, the line."""
     v0: set[str] = set()
-    series, model = _one_model(_series_windows(text, source, v0), source, model_name)
+    series, model = one_model(_series_windows(text, source, v0), source, model_name)
     counts = {s[2] for s in series.values()}
     if len(counts) > 1:
         raise SpecModelError(f"{source}: the spec-decode series appear {sorted(counts)} times; give whole scrapes")
@@ -204,18 +212,20 @@ def parse_exposition(text: str, source: str = "metrics", model_name: str | None 
     return replace(counters, notes=notes) if notes else counters
 
 
-def _one_model(
-    series: dict[_SeriesKey, list[float]], source: str, chosen: str | None
-) -> tuple[dict[_SeriesKey, list[float]], str | None]:
+def one_model(
+    series: dict[_SeriesKey, _V], source: str, chosen: str | None, what: str = "spec-decode counters"
+) -> tuple[dict[_SeriesKey, _V], str | None]:
     """The series of one model, and its name (None: the scrape names none): the only one in
-    the scrape, or ``chosen`` (``--model-name``), which must be there."""
+    the scrape, or ``chosen`` (``--model-name``), which must be there. ``what``: the series, as
+    the refusal of several models names them."""
     models = sorted({dict(labels).get(MODEL_LABEL) or "" for _, labels in series})
     named = ", ".join(excerpt(m) for m in models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
     if chosen is None:
         if len(models) > 1:
             raise SpecModelError(
-                f"{source} holds spec-decode counters of {len(models)} models ({named}); their acceptance summed is "
-                "neither's: choose one with --model-name"
+                f"{source} holds {what} of {len(models)} models ({named}); their "
+                f"{'acceptance summed is' if what == 'spec-decode counters' else 'numbers summed are'} neither's: "
+                "choose one with --model-name"
             )
         return series, (models[0] or None) if models else None
     if chosen not in models:

@@ -268,7 +268,37 @@ def _drafter(config: dict, gamma: int | None) -> ServedDrafter:
     if method != "draft_model":
         raise SpecModelError(f"--speculative-config method {excerpt(method)} is not modelled; supported: {_SUPPORTED}")
     model = config.get("model")
-    key = model.rstrip("/").rsplit("/", 1)[-1].lower() if isinstance(model, str) else None
-    if key not in architecture_catalog():
+    key, note = draft_model_key(model)
+    return ServedDrafter(key, gamma, f"draft model {model}", note)
+
+
+def draft_model_key(model: object) -> tuple[str, str | None]:
+    """The model key of a draft model as ``--speculative-config`` names it, and a note when it
+    is priced by another name: a catalogue key as it is; a config.json path, model folder or
+    Hugging Face id in the local Hugging Face cache, read from its config.json; else a
+    catalogue model whose name the id extends (``Qwen/Qwen3-0.6B-Base``: ``qwen3-0.6b``,
+    said in the note). Anything else is refused.
+
+    >>> draft_model_key("Qwen/Qwen3-0.6B")
+    ('qwen3-0.6b', None)
+    >>> draft_model_key("Qwen/Qwen3-0.6B-Base")[0]
+    'qwen3-0.6b'
+    """
+    from specmodel.model.config_json import catalogue_model, resolve_model
+
+    if not isinstance(model, str):
+        raise SpecModelError(f"--speculative-config model {excerpt(model)} is not a string")
+    last = model.rstrip("/").rsplit("/", 1)[-1].lower()
+    if last in architecture_catalog():
+        return last, None
+    try:
+        return resolve_model(model), None
+    except SpecModelError:
+        pass
+    key = catalogue_model(model)
+    if key is None:
         raise SpecModelError(f"--speculative-config model {excerpt(model)} is not modelled; supported: {_SUPPORTED}")
-    return ServedDrafter(key, gamma, f"draft model {model}")
+    return key, (
+        f"draft model {excerpt(model)} is priced as {key}, the catalogue model its name extends; give its "
+        "config.json path in the configuration's model to price its own layout and format"
+    )
