@@ -146,7 +146,7 @@ def test_advise_reads_a_live_server_end_to_end(capsys):
     assert out["target"] == "qwen3-8b" and out["concurrency"] in (8, 9)
     assert out["per_position_acceptance"] == pytest.approx([0.7, 0.5, 0.3])  # the increase: 70, 50, 30 of 100
     assert out["running_requests"]["min"] == 8 and out["running_requests"]["max"] == 9
-    assert any("max_model_len 40960" in note and "/v1/models" in note for note in out["notes"])
+    assert out["sources"]["max_model_len"].startswith("40960 (") and "/v1/models" in out["sources"]["max_model_len"]
     assert "/v1/models" in out["sources"]["model"] and "--drafter" in out["sources"]["drafter"]
 
 

@@ -148,12 +148,12 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         deployment.hardware, deployment.target, deployment.settings, engine=engine,
         tensor_parallel=deployment.tensor_parallel, observed=deployment.observed,
     )  # fmt: skip
-    outside = _advice_outside(advice, deployment.settings)
+    outside = _advice_outside(advice, deployment.settings, deployment.engine_version)
     if outside:
         reason = f"{advice.reason} (priced by the {engine} profile outside the data it was fitted on: see above)"
         advice = dataclasses.replace(advice, reason=reason)
     measured = counters_summary(counters)
-    notes = (*counters.notes, *deployment.notes)
+    notes = counters.notes
     text = advice_text.format_advice(advice, measured, notes)
     text = _deployment_lines(deployment, outside) + "\n" + text
     if args.report is not None:
@@ -164,11 +164,12 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
     return text + _report_line(args)
 
 
-def _advice_outside(advice: Any, settings: Settings) -> tuple[str, ...]:
+def _advice_outside(advice: Any, settings: Settings, engine_version: str | None = None) -> tuple[str, ...]:
     """Where the advised deployment lies outside the data its engine profile was fitted on."""
     return outside_domain(
         settings.engine(advice.engine), target=advice.target, hardware=advice.hardware,
         drafter=advice.served.drafter, concurrency=advice.concurrency, tensor_parallel=advice.tensor_parallel,
+        engine_version=engine_version,
     )  # fmt: skip
 
 

@@ -64,7 +64,7 @@ class AdvisedDeployment:
     observed: bool  #: the concurrency is what the server was seen running
     running: dict[str, float] | None  #: the distribution of running requests, when stated
     provenance: tuple[tuple[str, str], ...] = field(default=())  #: (field, where its value came from)
-    notes: tuple[str, ...] = field(default=())
+    engine_version: str | None = None  #: the server's vLLM version, where its files state it
 
 
 def settle(
@@ -177,18 +177,30 @@ def settle_concurrency(args: argparse.Namespace, stated: ServerDeployment) -> tu
     )
 
 
+def check_admitted(concurrency: Known, max_num_seqs: Stated | None, override: bool) -> None:
+    """Refuse a concurrency above the server's ``max_num_seqs`` (it never runs more sequences
+    in a batch), unless ``override``."""
+    if max_num_seqs is None or override or concurrency.value <= int(max_num_seqs.value):
+        return
+    raise SpecModelError(
+        f"concurrency {concurrency.value} ({concurrency.where}) is above the server's max_num_seqs "
+        f"{max_num_seqs.value} ({max_num_seqs.where}): it never batches more; leave --concurrency out, or add "
+        "--override to price it instead"
+    )
+
+
 def settle_length(
     label: str, option: str, given: int | None, stated: Stated | None, default: int, override: bool
-) -> tuple[Known, str | None]:
+) -> Known:
     """A workload length (prompt or generated tokens per request): as :func:`settle`, with a
     stated mean rounded to whole tokens and the model's ``default`` when neither states it,
-    with a note saying so."""
+    its source saying so."""
     if stated is not None:
         stated = Stated(max(1, int(round(float(stated.value)))), stated.where)
     known = settle(label, option, given, stated, override, lengths_agree)
     if known is not None:
-        return known, None
-    return Known(default, f"the model's default: the files state no {label}; give {option} to change it"), None
+        return known
+    return Known(default, f"the model's default: the files state no {label}; give {option} to change it")
 
 
 def stated_drafter(stated: ServerDeployment) -> Stated | None:
@@ -468,21 +480,18 @@ def formatted_drafter(served: ServedDrafter, cache: Known | None) -> ServedDraft
 
 def settle_workload(
     args: argparse.Namespace, stated: ServerDeployment, settings: Settings
-) -> tuple[Known, Known, Settings, list[str]]:
+) -> tuple[Known, Known, Settings, list[tuple[str, str]]]:
     """Prompt and generated tokens per request, and the settings with the server's
-    generated tokens, memory share and token budget (each settled against the files);
-    notes for lengths the files leave to the model's defaults. A prompt and its generated
-    tokens longer than the server's ``max_model_len`` are refused."""
-    notes = []
-    context, note = settle_length(
+    generated tokens, memory share and token budget (each settled against the files), with
+    the sources of the server settings that were stated. A prompt and its generated tokens
+    longer than the server's ``max_model_len`` are refused."""
+    context = settle_length(
         "mean prompt tokens", "--context", args.context, stated.mean_prompt_tokens, DEFAULTS["context"], args.override
     )
-    notes += [note] if note else []
-    generated, note = settle_length(
+    generated = settle_length(
         "mean generated tokens", "--generated-tokens", args.generated_tokens, stated.mean_generated_tokens,
         settings.constants.GENERATED_TOKENS, args.override,
     )  # fmt: skip
-    notes += [note] if note else []
     length = settle("max_model_len", "--max-model-len", args.max_model_len, stated.max_model_len, args.override)
     if length is not None and context.value + generated.value > length.value:
         raise SpecModelError(
@@ -504,9 +513,8 @@ def settle_workload(
     if budget is not None:
         engines = {k: p.model_copy(update={"token_budget": int(budget.value)}) for k, p in settings.engines.items()}
         settings = settings.model_copy(update={"engines": engines})
-    if length is not None:
-        notes.append(f"max_model_len {length.value} ({length.where})")
-    return context, generated, settings, notes
+    server = (("max_model_len", length), ("gpu_memory_utilization", share), ("max_num_batched_tokens", budget))
+    return context, generated, settings, [(name, f"{k.value} ({k.where})") for name, k in server if k is not None]
 
 
 def resolve(args: argparse.Namespace, settings: Settings, stated: ServerDeployment) -> AdvisedDeployment:
@@ -519,7 +527,8 @@ def resolve(args: argparse.Namespace, settings: Settings, stated: ServerDeployme
     key = formatted_model(target.value, quantization, cache)
     served = settle_drafter(args, stated, key)
     concurrency, running = settle_concurrency(args, stated)
-    context, generated, settings, notes = settle_workload(args, stated, settings)
+    check_admitted(concurrency, stated.max_num_seqs, args.override)
+    context, generated, settings, server = settle_workload(args, stated, settings)
     provenance = [
         ("model", f"{key} ({target.where})"),
         ("hardware", f"{hardware.value} ({hardware.where})"),
@@ -529,13 +538,17 @@ def resolve(args: argparse.Namespace, settings: Settings, stated: ServerDeployme
         ("context", f"{context.value} ({context.where})"),
         ("generated_tokens", f"{generated.value} ({generated.where})"),
     ]
+    provenance += server
+    if stated.engine_version is not None:
+        provenance.append(("engine_version", f"{stated.engine_version.value} ({stated.engine_version.where})"))
     formats = (("quantization", quantization), ("kv_cache_dtype", cache))
     provenance += [(name, f"{k.value} ({k.where})") for name, k in formats if k is not None]
     return AdvisedDeployment(
         target=key, hardware=str(hardware.value), tensor_parallel=int(gpus.value),
         served=formatted_drafter(served.value, cache), concurrency=int(concurrency.value),
         context=int(context.value), settings=settings, observed=running is not None, running=running,
-        provenance=tuple(provenance), notes=tuple(notes),
+        provenance=tuple(provenance),
+        engine_version=None if stated.engine_version is None else str(stated.engine_version.value),
     )  # fmt: skip
 
 

@@ -79,10 +79,12 @@ def outside_domain(
     drafter: str | None,
     concurrency: int,
     tensor_parallel: int = 1,
+    engine_version: str | None = None,
 ) -> tuple[str, ...]:
     """One sentence per way the scenario (catalogue keys or a user's names, a batch of
-    ``concurrency`` sequences on ``tensor_parallel`` GPUs; ``drafter`` None: plain decoding)
-    lies outside the data ``profile`` was fitted on; nothing when inside. A profile that
+    ``concurrency`` sequences on ``tensor_parallel`` GPUs; ``drafter`` None: plain decoding;
+    ``engine_version`` the server's, where its files state it) lies outside the data
+    ``profile`` was fitted on; nothing when inside. A profile that
     adds nothing to the roofline (the ``ideal`` engine) holds wherever the roofline does; one
     that records no domain says so in one note.
 
@@ -99,6 +101,7 @@ def outside_domain(
         drafter_note(domain, profile.key, drafter),
         tensor_parallel_note(domain, profile.key, tensor_parallel),
         concurrency_note(domain, profile.key, concurrency),
+        version_note(domain, profile.key, engine_version),
     )
     return tuple(n for n in notes if n)
 
@@ -183,6 +186,21 @@ def concurrency_note(domain: ProfileDomain, key: str, concurrency: int) -> str:
     if concurrency < low:
         return f"concurrency {concurrency} is below the smallest batch the {key} profile was fitted on, {low}"
     return ""
+
+
+def version_note(domain: ProfileDomain, key: str, version: str | None) -> str:
+    """The note on an engine version none of the profile's runs named ('' when one did, or
+    the version is not known): a version matches a recorded one that names it
+    (``0.10.1`` is in ``vLLM v0.10.1``).
+
+    >>> from specmodel.model.engines import engine_catalog
+    >>> domain = engine_catalog()["vllm"].domain
+    >>> version_note(domain, "vllm", "0.10.1"), version_note(domain, "vllm", None)
+    ('', '')
+    """
+    if version is None or any(version.removeprefix("v") in recorded for recorded in domain.engine_versions):
+        return ""
+    return f"the {key} profile was fitted on {listed(domain.engine_versions)}: vLLM {version} is outside its data"
 
 
 def domain_readout(notes: tuple[str, ...]) -> dict[str, Any]:
