@@ -64,7 +64,7 @@ bare:
 	cd /tmp && env -u PYTHONPATH $(BARE)/bin/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('pandas') is not None)"
 	cd /tmp && env -u PYTHONPATH $(BARE)/bin/specmodel point --concurrency 64
 	cd /tmp && env -u PYTHONPATH $(BARE)/bin/specmodel advise --log $(CURDIR)/tests/data/vllm/v1-current.log \
-	  --concurrency 8 --drafter qwen3-0.6b --target qwen3-8b --hardware h100-sxm --tensor-parallel 1
+	  --drafter qwen3-0.6b --target qwen3-8b --hardware h100-sxm --tensor-parallel 1
 	cd /tmp && env -u PYTHONPATH $(BARE)/bin/specmodel advise --hardware h100-sxm \
 	  --log $(CURDIR)/tests/data/vllm-deployments/llama-3-70b-eagle-tp4.log
 	cd /tmp && ! env -u PYTHONPATH $(BARE)/bin/specmodel sweep --out /tmp/bare-sweep.csv 2> $(BARE)/sweep.err

@@ -41,11 +41,13 @@ from specmodel.engine_fit import Fit, Identifiability, Prior, Problem, Timing
 from specmodel.measurements import Measurement, error_summary
 from specmodel.model.constants import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
 from specmodel.model.domain import profile_domain
+from specmodel.model.drafters import drafter_kind
 from specmodel.model.engines import EngineProfile, ProfileDomain
 from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.scenario import Scenario, ScenarioGrid
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
+from specmodel.uncertainty import Residual
 
 #: The fitted constants, their start and their bounds (seconds; p; shares).
 PARAMETERS: dict[str, tuple[float, float, float]] = {
@@ -365,6 +367,18 @@ def held_out(
         "in_sample": fit(rows, names, fixed).errors,
     }
     return {k: {**error_summary(e), "mean": float(np.mean(e)), "rows": len(e)} for k, e in splits.items()}
+
+
+def held_out_residuals(rows: list[Measurement], names: Sequence[str] = FITTED) -> list[Residual]:
+    """``log(predicted / measured)`` of every row held out of the fit, as the intervals of
+    :mod:`specmodel.uncertainty` are made of them: each row under the profile fitted without its
+    source (leave one source out), then each row at batch > 16 under the profile fitted on the
+    smaller batches; each with its drafter kind, batch and fold (its source and workload: the
+    rows an out-of-sample interval for it may not use)."""
+    loso = group_out(rows, attrgetter("source_name"), names)
+    large = [r for r in rows if r.batch > 16]
+    pairs = [*zip(rows, loso, strict=True), *zip(large, small_to_large(rows, names), strict=True)]
+    return [Residual(str(drafter_kind(r.method)), r.batch, r.workload, float(np.log1p(e))) for r, e in pairs]
 
 
 def identifiability(result: Fit) -> Identifiability:

@@ -15,6 +15,21 @@ from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import AXES, PROFILES, Scenario, ScenarioGrid, default_scenario
 from specmodel.model.settings import Constants, Deployment, Settings
 
+
+def __getattr__(name: str) -> str:
+    """``specmodel.__version__``: the installed distribution's version, read only when asked
+    (importlib.metadata takes longer to import than the model itself); a source tree that is
+    not installed has none, ``0+unknown``."""
+    if name != "__version__":
+        raise AttributeError(f"module 'specmodel' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("specmodel")
+    except PackageNotFoundError:  # pragma: no cover - run from an uninstalled source tree
+        return "0+unknown"
+
+
 __all__ = [
     "AXES",
     "PROFILES",

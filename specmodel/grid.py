@@ -29,21 +29,22 @@ from specmodel.readouts import readout_arrays
 if TYPE_CHECKING:
     import pandas as pd
 
-#: The modules a table needs, by output format, and the extra that installs them.
-TABLE_MODULES = {".csv": ("pandas",), ".parquet": ("pandas", "pyarrow")}
+#: The modules a table needs, as a DataFrame (``frame``) or a file of each format (pyarrow
+#: writes both; a Parquet file's schema holds pandas' metadata), and the extra that installs them.
+TABLE_MODULES = {"frame": ("pandas",), ".csv": ("pyarrow",), ".parquet": ("pandas", "pyarrow")}
 TABLES_EXTRA = "specmodel[tables]"
 
 
-def require_table_modules(suffix: str = ".csv") -> None:
+def require_table_modules(suffix: str = "frame") -> None:
     """Raise a one-line :class:`~specmodel.errors.SpecModelError` naming the extra to install
     unless the modules a ``suffix`` table needs (:data:`TABLE_MODULES`) can be imported."""
+    what = "a table" if suffix == "frame" else f"writing a {suffix.lstrip('.')} table"
     for name in TABLE_MODULES.get(suffix, ("pandas",)):
         try:
             import_module(name)
         except ImportError:
             raise SpecModelError(
-                f"writing a {suffix.lstrip('.')} table needs {name}, which is not installed; "
-                f"install it with: pip install '{TABLES_EXTRA}'"
+                f"{what} needs {name}, which is not installed; install it with: pip install '{TABLES_EXTRA}'"
             ) from None
 
 
@@ -182,11 +183,18 @@ class SweepPlan:
 
     def frame(self, axes: dict[str, np.ndarray]) -> pd.DataFrame:
         """The rows of the scenarios of ``axes`` (a sub-grid of :attr:`axes`), in C order."""
+        require_table_modules()
+        import pandas as pd
+
+        return pd.DataFrame(self.columns(axes))
+
+    def columns(self, axes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The columns of :meth:`frame`, one 1-d array each (no pandas needed)."""
         mesh = mesh_of(axes)
         layout = _tree_fields(*self.tree, mesh)
         positions = int(self.axes["gamma"].max()) if "gamma" in self.axes else None
         fields: dict[str, Any] = {**mesh, **layout, **self.fields}
-        return _frame(mesh, evaluate(**fields), positions)
+        return _columns(mesh, evaluate(**fields), positions)
 
     def chunks(self, rows: int = CHUNK_ROWS) -> list[dict[str, np.ndarray]]:
         """Sub-grids of at most ``rows`` scenarios (but one value of every axis), whose
@@ -195,9 +203,17 @@ class SweepPlan:
 
     def frames(self, rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
         """The grid's rows, a chunk at a time (with a progress bar on a terminal)."""
+        require_table_modules()
+        import pandas as pd
+
+        for columns in self.column_chunks(rows):
+            yield pd.DataFrame(columns)
+
+    def column_chunks(self, rows: int = CHUNK_ROWS) -> Iterator[dict[str, np.ndarray]]:
+        """The columns of :meth:`frames`, a chunk at a time (with a progress bar on a terminal)."""
         chunks = self.chunks(rows)
         for axes in progress(chunks, "sweep", total=len(chunks), unit="chunk"):
-            yield self.frame(axes)
+            yield self.columns(axes)
 
 
 def chunk_axes(axes: dict[str, np.ndarray], rows: int) -> list[dict[str, np.ndarray]]:
@@ -269,17 +285,17 @@ def plan_sweep(
     return SweepPlan(values, fields, (tree_topk, verify_tokens), notes)
 
 
-def _frame(mesh: dict[str, np.ndarray], evaluation: Evaluation, positions: int | None = None) -> pd.DataFrame:
+def _columns(
+    mesh: dict[str, np.ndarray], evaluation: Evaluation, positions: int | None = None
+) -> dict[str, np.ndarray]:
     """One row per scenario: the axes, the readouts, ``fits`` and the per-position acceptance
     (``positions`` columns, those past the evaluation's gammas 0, as for a smaller gamma)."""
-    require_table_modules()
-    import pandas as pd
-
-    frame = pd.DataFrame({name: m.ravel() for name, m in mesh.items()})
+    columns = {name: m.ravel() for name, m in mesh.items()}
     for key, values in readout_arrays(evaluation).items():
-        frame[key] = np.ravel(values)
-    frame["fits"] = np.ravel(evaluation.fits)
+        columns[key] = np.ravel(values)
+    columns["fits"] = np.ravel(evaluation.fits)
+    rows = len(columns["fits"])
     width = evaluation.per_position.shape[-1]
     for j in range(max(width, positions or 0)):
-        frame[f"per_position_{j + 1}"] = np.ravel(evaluation.per_position[..., j]) if j < width else 0.0
-    return frame
+        columns[f"per_position_{j + 1}"] = np.ravel(evaluation.per_position[..., j]) if j < width else np.zeros(rows)
+    return columns

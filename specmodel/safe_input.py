@@ -3,15 +3,25 @@ size streamed line by line, records validated with one-line errors; structured t
 TOML, JSON) is :mod:`specmodel.structured_input`'s.
 
 Every reader here raises :class:`~specmodel.errors.SpecModelError` with one line that names
-the input and never echoes more than a short excerpt of it.
+the input and never echoes more than a short excerpt of it. A gzip-compressed file (found by its
+first bytes, whatever its name) is read decompressed, within the same limits, the decompressed
+size counted; ``-`` (standard input) is copied once to a temporary file (:func:`standard_input`)
+that every reader then takes as a file.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,14 +36,41 @@ MAX_TEXT_BYTES = 1 << 20
 _Record = TypeVar("_Record", bound=BaseModel)
 
 
+#: The first bytes of a gzip stream: such an input is read decompressed, whatever its name.
+GZIP_MAGIC = b"\x1f\x8b"
+
+#: Most bytes a gzip-compressed input that is streamed (a log) may decompress to; one that is read
+#: whole keeps its reader's own limit, counted on the decompressed bytes. Past it: a gzip bomb.
+MAX_GUNZIPPED_BYTES = 1 << 32
+
+#: Most bytes read from standard input (``-``), copied to a temporary file before it is read.
+MAX_STANDARD_INPUT_BYTES = 1 << 32
+
+#: The name standard input is given on the command line, and the temporary copy's name and folder.
+STANDARD_INPUT = "-"
+_STDIN_FOLDER, _STDIN_NAME = "specmodel-stdin-", "standard-input"
+
+
+def input_name(path: str | Path) -> str:
+    """The name a user gave an input: ``-`` for the copy of standard input, else the path.
+
+    >>> input_name("runs/a.json")
+    'runs/a.json'
+    """
+    p = Path(path)
+    return STANDARD_INPUT if p.name == _STDIN_NAME and p.parent.name.startswith(_STDIN_FOLDER) else str(path)
+
+
 def path_text(path: str | Path, limit: int = 120) -> str:
     """A file's path as a message names it: quoted, its end kept if it is long (the name
-    matters most).
+    matters most); standard input as ``'-' (standard input)``.
 
     >>> path_text("/tmp/" + "d" * 200 + "/vllm.log", 30)
     "'...dddddddddddddddd/vllm.log'"
     """
-    text = str(path)
+    text = input_name(path)
+    if text == STANDARD_INPUT:
+        return "'-' (standard input)"
     return repr(text) if len(text) <= limit else repr("..." + text[-(limit - 5) :])
 
 
@@ -43,7 +80,7 @@ def read_limited_text(path: str | Path, where: str, limit: int = MAX_TEXT_BYTES)
     a folder, unreadable, larger than the limit, empty, binary (NUL bytes) or not UTF-8."""
     chunks: list[bytes] = []
     size = 0
-    with _opened(path, where) as handle:
+    with _opened(path, where, limit) as handle:
         while chunk := handle.read(min(_CHUNK, limit + 1 - size) or 1):
             if (nul := chunk.find(b"\x00")) >= 0:
                 raise _binary(where, size + nul)
@@ -67,19 +104,97 @@ MAX_LINE_BYTES = 64 * 2**10
 _CHUNK = 2**20
 
 
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class _Gunzipped:
+    """A gzip stream read decompressed: a one-line error if it is corrupt or cut short, or once
+    it has given more than ``limit`` bytes (a gzip bomb is refused by what it decompresses to)."""
+
+    def __init__(self, handle: Any, where: str, limit: int) -> None:
+        self._file = gzip.GzipFile(fileobj=handle, mode="rb")
+        self._where, self._limit, self._size = where, limit, 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        try:
+            chunk = self._file.read(min(size, self._limit + 1 - self._size) if size > 0 else self._limit + 1)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise SpecModelError(f"{self._where} is not a readable gzip file: {exc}") from None
+        self._size += len(chunk)
+        if self._size > self._limit:
+            raise SpecModelError(
+                f"{self._where} decompresses to more than {self._limit:,} bytes; is it the right file?"
+            )
+        return chunk
+
+
 @contextmanager
-def _opened(path: str | Path, where: str) -> Iterator[BinaryIO]:
-    """``path`` opened for reading bytes; a one-line error if it is missing, a folder or
-    unreadable (also while it is read)."""
+def _opened(path: str | Path, where: str, limit: int = MAX_GUNZIPPED_BYTES) -> Iterator[_Readable]:
+    """``path`` opened for reading bytes, decompressed if it is gzip (to at most ``limit``
+    bytes); a one-line error if it is missing, a folder or unreadable (also while it is read)."""
     try:
         with open(path, "rb") as handle:
-            yield handle
+            yield _Gunzipped(handle, where, limit) if handle.peek(2)[:2] == GZIP_MAGIC else handle
     except FileNotFoundError:
         raise SpecModelError(f"{where}: no such file") from None
     except IsADirectoryError:
         raise SpecModelError(f"{where} is a folder, not a file") from None
     except OSError as exc:
         raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
+
+
+def sha256_of(path: str | Path, where: str) -> str:
+    """The SHA-256 checksum of ``path``'s bytes as stored (a gzip file's compressed bytes), hex."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+    except OSError as exc:
+        raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
+    return digest.hexdigest()
+
+
+@contextmanager
+def standard_input(where: str, limit: int = MAX_STANDARD_INPUT_BYTES) -> Iterator[Path]:
+    """Standard input copied to a temporary file (removed afterwards), so that it can be read
+    as a file, and more than once; a one-line error naming ``where`` if it is a terminal,
+    larger than ``limit`` bytes or, unless gzip, holds a NUL byte (/dev/zero fails at once)."""
+    stream = sys.stdin.buffer if sys.stdin is not None and hasattr(sys.stdin, "buffer") else None
+    if stream is None or _is_terminal(stream):
+        raise SpecModelError(f"{where}: standard input is a terminal or closed; pipe the file in, or name it")
+    folder = tempfile.mkdtemp(prefix=_STDIN_FOLDER)
+    try:
+        path = Path(folder) / _STDIN_NAME
+        with open(path, "wb") as copy:
+            _copy_limited(stream, copy, where, limit)
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return os.isatty(stream.fileno())
+    except (OSError, ValueError):  # an in-memory stream
+        return False
+
+
+def _copy_limited(stream: Any, copy: Any, where: str, limit: int) -> None:
+    """Copy ``stream`` to ``copy``, refusing more than ``limit`` bytes and a NUL in plain text."""
+    size, compressed = 0, None
+    try:
+        while chunk := stream.read(_CHUNK):
+            compressed = chunk[:2] == GZIP_MAGIC if compressed is None else compressed
+            if not compressed and (nul := chunk.find(b"\x00")) >= 0:
+                raise _binary(where, size + nul)
+            size += len(chunk)
+            if size > limit:
+                raise SpecModelError(f"{where}: standard input is larger than {limit:,} bytes")
+            copy.write(chunk)
+    except OSError as exc:
+        raise SpecModelError(f"{where}: standard input cannot be read: {exc.strerror or exc}") from None
 
 
 def _binary(where: str, offset: int) -> SpecModelError:

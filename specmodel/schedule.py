@@ -2,11 +2,16 @@
 
 vLLM schedules gamma by the size of the running batch when ``--speculative-config`` holds
 ``num_speculative_tokens_per_batch_size`` ("Dynamic SD", vLLM pull request #32374,
-https://github.com/vllm-project/vllm/pull/32374): a JSON object whose keys are inclusive ranges
-of batch sizes (``"1-16"``) and whose values are the gamma to run there, 0 turning speculation
-off. A batch size in a gap between two ranges takes the earlier range's value, and every value
-is clamped to ``num_speculative_tokens``, which sizes the buffers at start-up and so must be at
-least the largest value.
+https://github.com/vllm-project/vllm/pull/32374): the field vLLM's configuration declares
+(``vllm/config/speculative.py``: ``list[tuple[int, int, int]]``) and documents
+(``docs/features/speculative_decoding/dynamic_speculative_decoding.md``) is a list of
+``[start, end, gamma]`` entries, inclusive (:func:`vllm_speculative_config`, checked by
+:func:`check_vllm_schedule` against ``validate_and_normalize_dynamic_sd_schedule`` of
+``vllm/v1/spec_decode/dynamic/utils.py``; an early version of the pull request keyed it by
+``"low-high"`` strings instead, which vLLM does not accept). 0 turns speculation off, a batch
+size in a gap between two ranges (or past the last) takes the earlier range's value, and every
+value is clamped to ``num_speculative_tokens``, which sizes the buffers at start-up and so must
+be at least the largest value.
 
 The rule (:func:`choose_gamma`), for one scenario at each batch size B, every other field fixed:
 
@@ -201,26 +206,103 @@ def gamma_schedule(
     )
 
 
-def vllm_speculative_config(ranges: tuple[GammaRange, ...]) -> dict[str, Any]:
-    """The part of vLLM's ``--speculative-config`` that schedules ``ranges``:
-    ``num_speculative_tokens`` (the largest value, at least 1, the least vLLM accepts: a
-    schedule that is off everywhere still needs it) and ``num_speculative_tokens_per_batch_size``
-    (each range's ``"low-high"`` key and its gamma, in order). No ranges (not one sequence fits
-    in memory): nothing to add, ``{}``."""
-    if not ranges:
-        return {}
-    return {
-        MAX_KEY: max(1, *(r.gamma for r in ranges)),
-        SCHEDULE_KEY: {r.key: r.gamma for r in ranges},
-    }
-
-
 def vllm_schedule_json(ranges: tuple[GammaRange, ...]) -> str:
     """:func:`vllm_speculative_config` as one line of JSON, to merge into ``--speculative-config``.
 
     >>> vllm_schedule_json((GammaRange(1, 4, 3), GammaRange(5, 157, 0)))
-    '{"num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": {"1-4": 3, "5-157": 0}}'
+    '{"num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, 4, 3], [5, 157, 0]]}'
     >>> vllm_schedule_json(())
     '{}'
     """
     return json.dumps(vllm_speculative_config(ranges))
+
+
+def schedule_from_speedups(batch_sizes: npt.ArrayLike, speedup: npt.ArrayLike, fits: npt.ArrayLike,
+                           gammas: npt.ArrayLike) -> GammaSchedule:  # fmt: skip
+    """The module's rule (:func:`choose_gamma`) on speedups already predicted, ``speedup[i, k]``
+    at ``batch_sizes[i]`` (ascending, each once) and ``gammas[k]``, ``fits[i]`` whether
+    speculation fits at ``batch_sizes[i]``; with its ranges (:func:`gamma_ranges`). For
+    acceptance measured position by position, where the candidates are the measured positions.
+
+    >>> s = schedule_from_speedups([1, 2, 3], [[1.5, 1.6], [1.3, 1.2], [1.0, 0.9]], True, [1, 2])
+    >>> [(r.key, r.gamma) for r in s.ranges]
+    [('1-1', 2), ('2-2', 1), ('3-3', 0)]
+    """
+    b = np.asarray(batch_sizes, dtype=np.int64).reshape(-1)
+    if b.size == 0 or np.any(np.diff(b) <= 0):
+        raise SpecModelError("give batch sizes in ascending order, each once")
+    gamma, best, top = choose_gamma(speedup, fits, gammas)
+    held = np.broadcast_to(np.asarray(fits, dtype=bool), b.shape).copy()
+    return GammaSchedule(b, gamma, best, top, held, gamma_ranges(b, gamma))
+
+
+def vllm_schedule_entries(ranges: tuple[GammaRange, ...]) -> list[list[int]]:
+    """``ranges`` as vLLM's configuration declares ``num_speculative_tokens_per_batch_size``: a
+    list of ``[start, end, gamma]``, inclusive, ascending.
+
+    >>> vllm_schedule_entries((GammaRange(1, 4, 3), GammaRange(5, 157, 0)))
+    [[1, 4, 3], [5, 157, 0]]
+    """
+    return [[r.low, r.high, r.gamma] for r in ranges]
+
+
+def vllm_speculative_config(ranges: tuple[GammaRange, ...]) -> dict[str, Any]:
+    """The part of vLLM's ``--speculative-config`` that schedules ``ranges`` in the list form
+    vLLM declares: ``num_speculative_tokens`` (the largest value, at least 1: vLLM requires it
+    above 0) and ``num_speculative_tokens_per_batch_size`` (:func:`vllm_schedule_entries`);
+    ``{}`` for no ranges. Checked by :func:`check_vllm_schedule`.
+
+    >>> vllm_speculative_config((GammaRange(1, 4, 3), GammaRange(5, 157, 0)))
+    {'num_speculative_tokens': 3, 'num_speculative_tokens_per_batch_size': [[1, 4, 3], [5, 157, 0]]}
+    """
+    if not ranges:
+        return {}
+    config = {MAX_KEY: max(1, *(r.gamma for r in ranges)), SCHEDULE_KEY: vllm_schedule_entries(ranges)}
+    check_vllm_schedule(config)
+    return config
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a whole number as JSON gives one (not a boolean)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_entry(entry: Any, most: int) -> tuple[int, int]:
+    """One ``[start, end, gamma]`` entry by vLLM's rules; its range."""
+    if not isinstance(entry, list | tuple) or len(entry) != 3 or not all(_whole(x) for x in entry):
+        raise SpecModelError(f"a schedule entry must be [start, end, gamma], three whole numbers; got {entry!r}")
+    low, high, gamma = entry
+    if low <= 0 or high < low:
+        raise SpecModelError(f"the batch sizes {low}-{high} are not a range of positive sizes, start <= end")
+    if not 0 <= gamma <= most:
+        raise SpecModelError(f"gamma {gamma} at batch sizes {low}-{high} is outside 0 to num_speculative_tokens {most}")
+    return low, high
+
+
+def check_vllm_schedule(config: dict[str, Any]) -> None:
+    """Refuse a speculative configuration whose schedule vLLM would refuse or clamp, by the
+    rules of ``validate_and_normalize_dynamic_sd_schedule`` (``vllm/v1/spec_decode/dynamic/
+    utils.py``) and of its documentation: ``num_speculative_tokens`` a whole number above 0;
+    a non-empty list of ``[start, end, gamma]`` entries of whole numbers; each range positive
+    with start <= end; gamma from 0 to ``num_speculative_tokens`` (vLLM clamps a larger one);
+    the ranges ascending and non-overlapping, the first starting at 1 (so every batch size has
+    a value). The one-line reason is the first rule broken.
+
+    >>> check_vllm_schedule({"num_speculative_tokens": 2, "num_speculative_tokens_per_batch_size": [[2, 8, 1]]})
+    Traceback (most recent call last):
+    ...
+    specmodel.errors.SpecModelError: the first range must start at batch size 1; it starts at 2
+    """
+    most, entries = config.get(MAX_KEY), config.get(SCHEDULE_KEY)
+    if not isinstance(most, int) or isinstance(most, bool) or most <= 0:
+        raise SpecModelError(f"num_speculative_tokens must be a whole number above 0; got {most!r}")
+    if not isinstance(entries, list) or not entries:
+        raise SpecModelError("num_speculative_tokens_per_batch_size must be a non-empty list of [start, end, gamma]")
+    end = 0
+    for entry in entries:
+        low, high = _check_entry(entry, most)
+        if end == 0 and low != 1:
+            raise SpecModelError(f"the first range must start at batch size 1; it starts at {low}")
+        if low <= end:
+            raise SpecModelError(f"the range {low}-{high} overlaps or precedes the one ending at {end}")
+        end = high

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from specmodel.errors import SpecModelError
 
@@ -39,13 +38,22 @@ MAX_ITEMS = 100_000
 MAX_DIGITS = 18
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing aliases (``*name``: a handful of nested aliases expands
-    to billions of nodes, the "billion laughs", and a configuration never needs one), nesting
-    deeper than MAX_NESTING, more than MAX_ITEMS nodes, a key repeated in a mapping (YAML
-    forbids it; PyYAML would keep the last value) and an integer of more than MAX_DIGITS digits."""
+if TYPE_CHECKING:
+    from yaml import SafeLoader as _LoaderBase
+else:
+    _LoaderBase = object  # PyYAML's loader joins in _no_alias_loader, when YAML is first read
+
+
+class _Bounds(_LoaderBase):
+    """What PyYAML's safe loader is given to refuse (:func:`_no_alias_loader`): aliases
+    (``*name``: a handful of nested aliases expands to billions of nodes, the "billion laughs",
+    and a configuration never needs one), nesting deeper than MAX_NESTING, more than MAX_ITEMS
+    nodes, a key repeated in a mapping (YAML forbids it; PyYAML would keep the last value) and
+    an integer of more than MAX_DIGITS digits."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
+        import yaml
+
         event = self.peek_event()
         if self.check_event(yaml.AliasEvent):
             raise yaml.constructor.ConstructorError(
@@ -64,6 +72,8 @@ class _NoAliasLoader(yaml.SafeLoader):
             self._depth = depth
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        import yaml
+
         if isinstance(node, yaml.MappingNode):
             seen: set[Any] = set()
             for key_node, _ in node.value:
@@ -82,6 +92,8 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
     def construct_bounded_int(self, node: Any) -> Any:
+        import yaml
+
         if sum(c.isdigit() for c in str(node.value)) > MAX_DIGITS:
             raise yaml.constructor.ConstructorError(
                 None, None, f"an integer of more than {MAX_DIGITS} digits", node.start_mark
@@ -89,13 +101,23 @@ class _NoAliasLoader(yaml.SafeLoader):
         return self.construct_yaml_int(node)
 
 
-_NoAliasLoader.add_constructor("tag:yaml.org,2002:int", _NoAliasLoader.construct_bounded_int)
+@cache
+def _no_alias_loader() -> Any:
+    """PyYAML's safe loader with :class:`_Bounds`' refusals, made once, when YAML is first read
+    (importing PyYAML costs every command's start-up otherwise)."""
+    import yaml
+
+    loader: Any = type("_NoAliasLoader", (_Bounds, yaml.SafeLoader), {})
+    loader.add_constructor("tag:yaml.org,2002:int", loader.construct_bounded_int)
+    return loader
 
 
 def load_yaml_text(text: str, where: str) -> Any:
     """YAML without aliases, as plain Python data, within the module's bounds; a one-line error otherwise."""
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_no_alias_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         mark = getattr(exc, "problem_mark", None)

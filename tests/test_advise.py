@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from specmodel import SpecModelError, evaluate_per_position
 from specmodel.model.acceptance import conditional_from_per_position, per_position_acceptance
-from specmodel.vllm.advise import ADVICE, MIN_GAIN, advise, break_even_alphas
+from specmodel.vllm.advise import ADVICE, MIN_GAIN, advise, break_even_alphas, decide
 from specmodel.vllm.counters import per_position_rate
 from specmodel.vllm.speculative_config import served_drafter, served_drafter_from_config
 from tests.exposition import format_exposition
@@ -78,7 +78,12 @@ def test_sixty_four_sequences_lower_the_draft_models_gamma_and_name_what_to_try(
     a = advise(ARTICLE, 64, 2048, served_drafter("qwen3-0.6b"), engine="ideal")
     assert a.speedup[3] == pytest.approx(0.89, abs=0.01)  # the article's 0.88x
     # gamma 1 still pays (about 1.17x): the gamma refers to the deployed drafter, not to another one.
-    assert (a.verdict, a.recommended_gamma) == ("lower-gamma", 1) and a.speedup[0] > 1 + MIN_GAIN
+    # The point predictions say lower gamma to 1; their intervals (the public profile's held-out
+    # error, 80%) overlap, so the advice asks to measure gamma 1 against gamma 4 and keeps 4 meanwhile.
+    assert decide(np.array(a.speedup), 4) == ("lower-gamma", 1) and a.speedup[0] > 1 + MIN_GAIN
+    assert (a.verdict, a.recommended_gamma, a.compare) == ("measure", 4, (1, 4))
+    assert "measure gamma 1 against gamma 4 at 64 sequences" in a.reason
+    assert a.speedup_low[0] < (1 + MIN_GAIN) * a.speedup_high[3]
     ngram = next(alt for alt in a.alternatives if alt.drafter == "ngram")
     assert ngram.break_even_alpha is not None and 0 < ngram.break_even_alpha < 0.75
 
@@ -86,7 +91,7 @@ def test_sixty_four_sequences_lower_the_draft_models_gamma_and_name_what_to_try(
 def test_recommended_gamma_always_refers_to_the_deployed_drafter():
     for concurrency in (1, 8, 64, 1024):
         a = advise(ARTICLE, concurrency, 2048, served_drafter("qwen3-0.6b"), engine="ideal")
-        if a.recommended_gamma:
+        if a.recommended_gamma and a.verdict != "measure":  # measure keeps the deployed gamma
             assert a.speedup[a.recommended_gamma - 1] > 1 + MIN_GAIN
 
 
@@ -117,9 +122,12 @@ def test_acceptance_too_low_for_any_drafter_turns_speculation_off():
     # they amortise gives back, below the advice's margin.
     for drafter in ("qwen3-0.6b", "ngram"):
         a = advise([0.05, 0.002], 512, 128, served_drafter(drafter))
-        assert (a.verdict, a.recommended_gamma) == ("off", 0)
         assert max(a.speedup) < 1.0 + MIN_GAIN
-        assert "no gamma" in a.reason
+        if max(a.speedup_high) <= 1.0 + MIN_GAIN:
+            assert (a.verdict, a.recommended_gamma) == ("off", 0) and "no gamma" in a.reason
+        else:  # the interval's high end reaches past the margin: not sure enough to turn it off
+            assert (a.verdict, a.recommended_gamma) == ("measure", 2)
+            assert a.compare == (int(np.argmax(a.speedup)) + 1, 0) and "against speculation off" in a.reason
 
 
 def test_nothing_accepted_turns_speculation_off():
@@ -160,13 +168,17 @@ def test_the_verdict_follows_the_documented_rule(conditionals, concurrency, draf
         assert a.max_concurrency < concurrency
         return
     assert 0 <= a.recommended_gamma <= len(u)
+    low, high = np.array(a.speedup_low), np.array(a.speedup_high)
+    assert np.all(low <= s) and np.all(s <= high)
     best = int(np.argmax(s)) + 1 if s.max() > 1 + MIN_GAIN else 0
     if best == 0:
-        assert a.verdict == "off" and a.recommended_gamma == 0
+        clear = high.max() <= 1 + MIN_GAIN
+        assert (a.verdict, a.recommended_gamma) == (("off", 0) if clear else ("measure", len(u)))
     elif best != len(u) and s[best - 1] > (1 + MIN_GAIN) * s[-1]:
-        assert a.verdict == "lower-gamma" and a.recommended_gamma == best
+        clear = low[best - 1] > (1 + MIN_GAIN) * high[-1]
+        assert (a.verdict, a.recommended_gamma) == (("lower-gamma", best) if clear else ("measure", len(u)))
     else:
-        assert a.verdict == "keep" and a.recommended_gamma == len(u)
+        assert (a.verdict, a.recommended_gamma) == (("keep" if low[-1] >= 1 else "measure"), len(u))
     goal = (1 + MIN_GAIN) * max(1.0, s[a.recommended_gamma - 1] if a.recommended_gamma else 1.0)
     for alt in a.alternatives:
         assert alt.drafter != drafter
@@ -266,7 +278,12 @@ def test_advise_json_from_a_log():
     assert set(data["predicted_speedup"]) == {"1", "2", "3", "4"}
     assert isinstance(data["recommended_gamma"], int) and data["verdict"] in ADVICE
     best = max(data["predicted_speedup"], key=data["predicted_speedup"].get)
-    assert data["verdict"] == "lower-gamma" and data["recommended_gamma"] == int(best) < 4
+    # the point predictions lower gamma; their 80% intervals overlap, so: measure, gamma 4 kept
+    assert data["verdict"] == "measure" and data["recommended_gamma"] == 4 and int(best) < 4
+    assert f"measure gamma {best} against gamma 4 at 8 sequences" in data["reason"]
+    assert data["interval_level"] == 0.8 and set(data["predicted_speedup_interval"]) == {"1", "2", "3", "4"}
+    for g, (low, high) in data["predicted_speedup_interval"].items():
+        assert low < data["predicted_speedup"][g] < high
 
 
 def test_advise_text_from_a_scrape():

@@ -214,3 +214,24 @@ def test_a_log_without_a_concurrency_is_one_line(tmp_path):
     quiet.write_text("".join(line for line in LOG.read_text().splitlines(keepends=True) if "Running:" not in line))
     status, out, err = cli("advise", "--log", str(quiet), "--speculative-config", CONFIG, "--hardware", "h100-sxm")
     assert status == 2 and out == "" and err.count("\n") == 1 and "give --concurrency N" in err
+
+
+def test_the_ladder_draws_the_interval_and_the_recommended_gamma(tmp_path):
+    """The ladder holds the deployed gamma's curve with its interval band (lower and upper
+    traces around it), and the recommended gamma's curve where it differs from the deployed."""
+    from specmodel.model.settings import Settings
+    from specmodel.vllm.advise import advise
+    from specmodel.vllm.report import ladder, ladder_band, ladder_figure
+    from specmodel.vllm.speculative_config import served_drafter
+
+    settings = Settings()
+    advice = advise([0.75, 0.478, 0.259, 0.119], 16, served=served_drafter("qwen3-0.6b"), settings=settings)
+    rungs = ladder(advice, settings)
+    band = ladder_band(advice, settings, rungs)
+    figure = ladder_figure(advice, rungs, (), band, ladder(advice, settings, gamma=1))
+    names = [t["name"] for t in figure["data"]]
+    assert names[0] == "predicted, gamma 4" and any("interval" in n for n in names)
+    low, high = band[0]["y"], band[1]["y"]
+    curve = [s for _, s in rungs if s is not None]
+    assert all(lo <= s <= hi for lo, s, hi in zip(low, curve, high, strict=True))
+    assert any(n.startswith("predicted, recommended gamma") for n in names)

@@ -147,7 +147,7 @@ def test_the_articles_mean_acceptance_length_sweeps_the_gammas_that_reach_it():
 
 
 def test_the_cli_says_which_gammas_it_left_out(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(SweepPlan, "frames", lambda self, rows=0: iter([pd.DataFrame({"gamma": [2]})]))
+    monkeypatch.setattr(SweepPlan, "column_chunks", lambda self, rows=0: iter([{"gamma": np.array([2])}]))
     out = tmp_path / "grid.csv"
     assert main(["sweep", "--out", str(out), "--mean-acceptance-length", "2.61"]) == 0
     err = capsys.readouterr().err

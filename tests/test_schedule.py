@@ -66,9 +66,8 @@ def vllm_gamma(config: dict, batch: int) -> int:
     of the inclusive range holding it; in a gap (or past the last range) the previous range's;
     clamped to ``num_speculative_tokens``."""
     ranges = []
-    for key, value in config[SCHEDULE_KEY].items():
-        low, high = (int(x) for x in key.split("-"))
-        assert 1 <= low <= high and isinstance(value, int) and value >= 0, (key, value)
+    for low, high, value in config[SCHEDULE_KEY]:
+        assert 1 <= low <= high and isinstance(value, int) and value >= 0, (low, high, value)
         ranges.append((low, high, value))
     ranges.sort()
     found = None
@@ -134,7 +133,7 @@ def test_a_list_of_batch_sizes_leaves_gaps_that_vllm_fills_from_the_range_before
 
 
 def test_the_reader_clamps_to_num_speculative_tokens_and_fills_gaps():
-    config = {MAX_KEY: 3, SCHEDULE_KEY: {"1-16": 3, "64-128": 2, "256-4096": 0, "20-30": 5}}
+    config = {MAX_KEY: 3, SCHEDULE_KEY: [[1, 16, 3], [64, 128, 2], [256, 4096, 0], [20, 30, 5]]}
     assert [vllm_gamma(config, b) for b in (1, 16, 17, 25, 40, 64, 200, 256, 9999)] == [3, 3, 3, 3, 3, 2, 2, 0, 0]
 
 
@@ -142,7 +141,7 @@ def test_speculation_that_never_pays_is_one_range_of_zero():
     schedule = gamma_schedule(alpha=0.05)
     top = most_plain(alpha=0.05)
     assert schedule.ranges == (GammaRange(1, top, OFF),)
-    assert json.loads(vllm_schedule_json(schedule.ranges)) == {MAX_KEY: 1, SCHEDULE_KEY: {f"1-{top}": 0}}
+    assert json.loads(vllm_schedule_json(schedule.ranges)) == {MAX_KEY: 1, SCHEDULE_KEY: [[1, top, 0]]}
 
 
 def test_one_gamma_that_always_pays_is_one_range():
@@ -151,7 +150,7 @@ def test_one_gamma_that_always_pays_is_one_range():
     top = most_plain(**fields)
     assert schedule.ranges == (GammaRange(1, top, 3),)
     assert vllm_schedule_json(schedule.ranges) == (
-        f'{{"num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": {{"1-{top}": 3}}}}'
+        f'{{"num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, {top}, 3]]}}'
     )
 
 

@@ -36,6 +36,7 @@ USED_ELSEWHERE = {
     "counters_from_log": "public API: the counters of records from parse_log",
     "deployment_from_log": "public API: what a vLLM log held in memory states of its deployment (vllm.engine_args)",
     "mtp_parameters": "the MTP module's own count, checked against DeepSeek-V3's published 11.5B (tests)",
+    "__getattr__": "module attribute hook (PEP 562): specmodel.__version__, read when asked",
     "throughput_speedup": "Evaluation readout read by name (specmodel.measurements.SPEEDUP_DEFINITIONS, readouts)",
 }
 

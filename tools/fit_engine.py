@@ -5,7 +5,10 @@ errors, what a step time of EAGLE-3's own would trade to
 ``sitebuild/data/memory-sensitivity.json``, and the fits on a subset of the rows that the
 validation page quotes to ``sitebuild/data/subset-fits.json``, and every public series
 calibrated from its small batches as ``specmodel fit-engine`` would calibrate it, under the
-profile just fitted, to ``sitebuild/data/server-calibration.json`` (``make fit``). The site
+profile just fitted, to ``sitebuild/data/server-calibration.json``, and the held-out
+residuals the speedup intervals are made of, by drafter kind and batch range, with their
+out-of-sample coverage, to ``specmodel/data/intervals.toml`` (:mod:`specmodel.uncertainty`)
+(``make fit``). The site
 reads these records and never fits.
 
     python tools/fit_engine.py                     # fit, write, print the residuals
@@ -50,6 +53,7 @@ from sitebuild.public_fit import (
     eagle3_step_by_source,
     fit,
     held_out,
+    held_out_residuals,
     identifiability,
     profile,
     public_domain,
@@ -60,11 +64,18 @@ from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.engines import EngineProfile, FitProvenance, ProfileDomain
 from specmodel.model.profile_file import toml_value
 from specmodel.model.settings import Settings
+from specmodel.uncertainty import INTERVALS_FILE, intervals_record, intervals_text
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASUREMENTS = ROOT / "specmodel" / "data" / "measurements.csv"
 ENGINES = ROOT / "specmodel" / "data" / "engines.toml"
 README = ROOT / "README.md"
+INTERVALS = ROOT / "specmodel" / "data" / INTERVALS_FILE
+#: What the intervals are made of, as the record states it.
+INTERVALS_SOURCE = (
+    "specmodel/data/measurements.csv: leave one source out (every row) and batch <= 16 predicting batch > 16; "
+    "coverage folds: source and workload"
+)
 #: Keys of [vllm] this writer owns: the header, every constant it may fit, the ones it retired,
 #: and the domain of the rows it fits.
 OWNED = {"name", "description", "batching", "fused_head_pass_s", "compute_efficiency", "domain", *FIXED, *FITTED}
@@ -186,6 +197,17 @@ def calibration(engines_text: str) -> str:
     return calibration_text(results, CALIBRATED_FILES)
 
 
+def same_text(path: Path, fresh: str) -> bool:
+    """Whether the record at ``path`` agrees with ``fresh`` (:func:`same_record`; a TOML record
+    parsed as TOML)."""
+    if not path.exists():
+        return False
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        return same_values(tomllib.loads(text), tomllib.loads(fresh))
+    return same_record(text, fresh)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Fit, print the constants, their relative standard errors and the held-out errors, and
     write (or, with ``--check``, compare) the profile."""
@@ -208,12 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         MEMORY_SENSITIVITY: sensitivity_text(refits(tuple(rows)), MEASUREMENTS),
         SUBSET_FITS: subset_fits_text(small_batch(rows), eagle3_step_by_source(rows), MEASUREMENTS),
         SERVER_CALIBRATION: calibration(new),
+        INTERVALS: intervals_text(intervals_record(held_out_residuals(rows), INTERVALS_SOURCE)),
     }
     if args.check:
         same = profile_is_current(rows, result, splits)
         print("engines.toml is " + ("current" if same else "NOT current: run python tools/fit_engine.py"))
         for path, fresh in records.items():
-            recorded = path.exists() and same_record(path.read_text(encoding="utf-8"), fresh)
+            recorded = same_text(path, fresh)
             print(f"{path.name} is " + ("current" if recorded else "NOT current: run python tools/fit_engine.py"))
             same = same and recorded
         return 0 if same else 1

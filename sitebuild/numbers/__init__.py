@@ -42,6 +42,7 @@ SECTIONS = (
     beyond.validation_numbers,
     calibrate.numbers,
     validation.draft_model_numbers,
+    validation.interval_numbers,
 )
 
 

@@ -317,10 +317,10 @@ OFF_TEXT = {
 #: not one sequence fits. The build checks it against the JSON of every schedule it stores.
 SCHEDULE_TEMPLATE: dict[str, Any] = {
     "start": "{" + json.dumps(MAX_KEY) + ": ",
-    "ranges": ", " + json.dumps(SCHEDULE_KEY) + ": {",
-    "range": ['"', "-", '": '],
-    "separator": ", ",
-    "end": "}}",
+    "ranges": ", " + json.dumps(SCHEDULE_KEY) + ": [[",
+    "range": ["", ", ", ", "],
+    "separator": "], [",
+    "end": "]]}",
     "empty": "{}",
 }
 

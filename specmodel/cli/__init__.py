@@ -1,8 +1,10 @@
 """Command line: ``specmodel point``, ``sweep``, ``calibrate`` and ``advise``.
 
 The settings are resolved once here (the package defaults) and passed to everything the
-commands call. Bad input prints one line naming the value and what is allowed, and exits
-with status 2 without writing anything; so does an interrupt. The output is composed whole and
+commands call. Bad input prints one line naming the value and what is allowed (under ``--json``,
+one JSON object ``{"error": ..., "exit_status": 2}`` on stderr), and exits with status 2 without
+writing anything; an interrupt (Ctrl-C) exits with status 130. ``-`` as a ``--log``,
+``--metrics`` or ``--bench`` file is standard input. The output is composed whole and
 written once: a reader that went away ends it quietly with status 141, a write that fails (a
 full disk, ``ulimit -f``) with one line and status 1, never leaving a truncated file.
 """
@@ -12,24 +14,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import json
 import os
 import signal
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from specmodel.cli import commands, sweep
 from specmodel.cli.options import (
     Parser,
+    UsageError,
+    concurrency_text,
     deployment_options,
     drafter_option,
-    engine_options,
     engine_profile_option,
     format_options,
     parallel_options,
-    rates,
     runs_acceptance_option,
     scenario_options,
     server_options,
@@ -38,6 +41,7 @@ from specmodel.cli.options import (
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
+from specmodel.safe_input import STANDARD_INPUT, standard_input
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], str]] = {
     "point": commands.run_point,
@@ -47,39 +51,26 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], str]] = {
 }
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, read only when asked (importlib.metadata is slow
+    to import, and no other option needs it)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        import specmodel
+
+        print(f"specmodel {specmodel.__version__}")
+        parser.exit()
+
+
 def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     settings = settings or Settings()
     parser = Parser(prog="specmodel", description="Roofline cost model of speculative decoding.")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     point = sub.add_parser("point", help="evaluate one scenario")
     scenario_options(point, settings)
     point.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    sweep = sub.add_parser(
-        "sweep",
-        help="evaluate the default grid and write it to a file",
-        description="Evaluate the default grid (every concurrency, context, gamma, drafter, "
-        "acceptance profile, alpha and engine) and write one row per scenario.",
-    )
-    sweep.add_argument("--out", required=True, type=Path, help="output file, .csv or .parquet")
-    sweep.add_argument(
-        "--per-position",
-        type=rates,
-        metavar="U1,U2,...",
-        default=None,
-        help="measured per-position acceptance for every scenario (replaces the acceptance and alpha "
-        "axes; gamma is its length)",
-    )
-    sweep.add_argument(
-        "--mean-acceptance-length",
-        type=float,
-        metavar="M",
-        default=None,
-        help="measured mean acceptance length for every scenario (replaces the acceptance and alpha axes; "
-        "the gammas that cannot reach it, gamma + 1 <= M, are left out and named)",
-    )
-    engine_options(sweep, settings)
-    deployment_options(sweep, settings)
-    parallel_options(sweep, grid=True)
+    sweep.add_sweep_parser(sub, settings)
     calibrate = sub.add_parser("calibrate", help="compare the model with a calibration table")
     calibrate.add_argument(
         "--table",
@@ -94,6 +85,11 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
 
     fit_engine.add_parser(sub, settings)
     COMMANDS.setdefault("fit-engine", fit_engine.run_fit_engine)
+    # plan: the benchmark commands that measure the gammas to compare
+    from specmodel.cli import plan
+
+    plan.add_parser(sub, settings)
+    COMMANDS.setdefault("plan", plan.run_plan)
     return parser
 
 
@@ -105,13 +101,7 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
                     "keep, lower gamma, switch to a zero-cost drafter or turn speculation off.")  # fmt: skip
     _advise_sources(advise)
     runs_acceptance_option(advise, "with --bench: ")
-    advise.add_argument(
-        "--concurrency",
-        type=int,
-        default=None,
-        help="concurrent sequences B the server runs (required with --log and --metrics; with --bench, "
-        "default: the largest concurrency run with speculation)",
-    )
+    _advise_load_options(advise)
     advise.add_argument(
         "--context",
         type=int,
@@ -130,7 +120,7 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         metavar="NAME",
         default=None,
         help=f"engine whose profile prices the passes, one of {', '.join(settings.engines)} "
-        "(default: vllm: it reads a vLLM server; or the --engine-profile's)",
+        f"(default: vllm: it reads a vLLM server; or the --engine-profile's; point's default is {DEFAULTS['engine']})",
     )
     engine_profile_option(advise)
     deployment_options(advise, settings, served=True)
@@ -144,20 +134,54 @@ def _advise_parser(sub: Any, settings: Settings) -> None:
         metavar="FILE.html",
         default=None,
         help="also write the advice as a self-contained HTML page (figures of the speedup across concurrency "
-        "and against gamma, the verdict), viewable offline",
+        "and against gamma, the verdict, how it was made: version, inputs and their SHA-256, command line, "
+        "date), viewable offline",
+    )
+    advise.add_argument(
+        "--exit-status",
+        action="store_true",
+        help="exit with a status that says the verdict, to gate a canary: 0 for keep, else 10 + the verdict's "
+        "place in the list of verdicts (docs/cli.md lists each with its status); "
+        "without it, 0 whatever the verdict",
+    )
+
+
+def _advise_load_options(advise: Any) -> None:
+    """The load ``advise`` prices the schedule by batch size over: one concurrency or a
+    weighted list of them, or a Prometheus range export."""
+    advise.add_argument(
+        "--concurrency",
+        type=concurrency_text,
+        default=None,
+        help="concurrent sequences B the server runs (required with --log and --metrics; with --bench, "
+        "default: the largest concurrency run with speculation); or the load as batch sizes with their shares "
+        "of time, N:WEIGHT,... (8:0.5,32:0.3,128:0.2; the verdict is priced at its median)",
+    )
+    advise.add_argument(
+        "--load",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help="the load the server saw: a Prometheus range export of vllm:num_requests_running (the JSON answer "
+        "of /api/v1/query_range); default: the running requests the files state",
     )
 
 
 def _advise_sources(advise: Any) -> None:
     """Where ``advise`` reads what the server measured: a log, a scrape or benchmark runs."""
     source = advise.add_mutually_exclusive_group(required=True)
-    source.add_argument("--log", type=Path, metavar="FILE", help="vLLM log holding 'SpecDecoding metrics:' lines")
+    source.add_argument(
+        "--log",
+        type=Path,
+        metavar="FILE",
+        help="vLLM log holding 'SpecDecoding metrics:' lines (- for standard input; gzip read as is)",
+    )
     source.add_argument(
         "--metrics",
         type=Path,
         metavar="FILE",
         help="Prometheus scrape of vLLM's /metrics (text exposition; several scrapes appended "
-        "give the increase between the first and the last)",
+        "give the increase between the first and the last; - for standard input; gzip read as is)",
     )
     source.add_argument(
         "--bench",
@@ -166,7 +190,7 @@ def _advise_sources(advise: Any) -> None:
         metavar="FILE",
         help="vllm bench serve --save-result JSON, SGLang bench_serving lines or a measurements CSV: plain and "
         "speculative runs at the same --max-concurrency; the engine is calibrated to them (unless "
-        "--engine-profile) and the measured speedups are shown beside the predictions",
+        "--engine-profile) and the measured speedups are shown beside the predictions (- for standard input)",
     )
     source.add_argument(
         "--url",
@@ -177,22 +201,76 @@ def _advise_sources(advise: Any) -> None:
     )
 
 
+#: Exit status of an interrupt (Ctrl-C): 128 + SIGINT, as a shell reports a process it killed.
+INTERRUPTED = 130
+
+#: The options whose files may be ``-``, standard input (read once, whichever option takes it).
+STANDARD_INPUT_OPTIONS = ("log", "metrics", "bench")
+
+
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
     settings = settings or Settings()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = _json_requested(argv)
     with contextlib.suppress(AttributeError, ValueError):  # not in the main thread: leave it
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past `ulimit -f`: an error, not a kill
     try:
         args = build_parser(settings).parse_args(argv)
-        text = COMMANDS[args.command](args, with_engine_profile(args, settings))
+        args.command_line = ("specmodel", *argv)
+        with _standard_input(args):
+            text = COMMANDS[args.command](args, with_engine_profile(args, settings))
+    except UsageError as exc:
+        return _fail(exc.message, 2, as_json)
     except SpecModelError as exc:
-        print(f"specmodel: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2, as_json)
     except KeyboardInterrupt as exc:
         if type(exc) is not KeyboardInterrupt:  # the interrupt of a program running this in-process
             raise
-        print("specmodel: interrupted", file=sys.stderr)
-        return 2
-    return write_stdout(text + "\n", "specmodel")
+        return _fail("interrupted", INTERRUPTED, as_json, label="")
+    status = write_stdout(text + "\n", "specmodel")
+    return commands.verdict_status(args) if status == 0 else status
+
+
+def _json_requested(argv: list[str]) -> bool:
+    """Whether ``--json`` is among the options (before a ``--``), so that errors are JSON too."""
+    return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+
+
+def _fail(message: str, status: int, as_json: bool, label: str = "error: ") -> int:
+    """Say ``message`` on stderr (``specmodel: error: MESSAGE``, or under ``--json`` one JSON
+    object ``{"error": MESSAGE, "exit_status": STATUS}``) and return ``status``."""
+    if as_json:
+        print(json.dumps({"error": message, "exit_status": status}, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"specmodel: {label}{message}", file=sys.stderr)
+    return status
+
+
+@contextlib.contextmanager
+def _standard_input(args: argparse.Namespace) -> Iterator[None]:
+    """The options given ``-`` read standard input: it is copied once to a temporary file that
+    they then name (it can be read once; a second ``-`` is refused)."""
+    given = [(name, i) for name in STANDARD_INPUT_OPTIONS for i, path in enumerate(_paths(args, name))
+             if str(path) == STANDARD_INPUT]  # fmt: skip
+    if not given:
+        yield
+        return
+    if len(given) > 1:
+        raise SpecModelError("standard input (-) can be read once: give - to one file only")
+    name, index = given[0]
+    with standard_input(f"--{name} -") as copy:
+        value = getattr(args, name)
+        if isinstance(value, list):
+            value[index] = copy
+        else:
+            setattr(args, name, copy)
+        yield
+
+
+def _paths(args: argparse.Namespace, name: str) -> list[Any]:
+    """The files an option names: none, one, or a list (``--bench``)."""
+    value = getattr(args, name, None)
+    return [] if value is None else value if isinstance(value, list) else [value]
 
 
 def write_stdout(text: str, prog: str) -> int:

@@ -29,6 +29,15 @@ if TYPE_CHECKING:  # the vLLM side is imported by the advise command only, when 
 #: counters to move by thousands of drafts.
 DEFAULT_WINDOW_S = 10.0
 
+#: What ``point`` says of its default engine, which is not ``advise``'s (that reads a vLLM server).
+POINT_ENGINE_NOTE = "; point's default engine, advise's is vllm"
+#: What ``advise`` says of its default engine, which is not ``point``'s.
+ADVISE_ENGINE_NOTE = f"vllm (advise's default engine: it reads a vLLM server; point's is {DEFAULTS['engine']})"
+
+#: Exit status of ``advise --exit-status`` for a verdict other than keep: this plus the verdict's
+#: place in :data:`specmodel.vllm.advise.ADVICE` (keep, the first, exits 0).
+VERDICT_STATUS_BASE = 10
+
 #: Readouts the table leaves out: ``speedup`` is ``throughput_speedup``, printed under that name.
 TABLE_OMITS = frozenset({"speedup"})
 
@@ -82,7 +91,7 @@ def run_point(args: argparse.Namespace, settings: Settings) -> str:
         f"{args.concurrency} sequence(s), context {args.context}, {values['generated_tokens']} generated tokens, "
         f"gamma {values['gamma']}{_tree_text(values)}, drafter {args.drafter}, {_acceptance_text(fields, values)}, "
         f"{args.target} on {_gpus_text(args.hardware, values)}, engine {values['engine']} "
-        f"({values['batching']} batching)"
+        f"({values['batching']} batching{POINT_ENGINE_NOTE if args.engine is None else ''})"
     )
     line = domain_line(notes)
     return head + "\n" + format_table(values) + (f"\n{line}" if line else "")
@@ -130,9 +139,11 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
     from specmodel.cli.deployment import check_given_options, resolve
     from specmodel.vllm import advice_text, advise
     from specmodel.vllm.counters import counters_summary, per_position_rate
+    from specmodel.vllm.load import deployed_config, given_load, load_advice, load_dict, load_text, server_load
 
     if args.report is not None:
         check_report_path(args.report)
+    load = given_load(args)
     if args.bench is not None:
         return _advise_bench(args, settings)
     if args.mean_acceptance_length is not None:
@@ -153,13 +164,17 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         reason = f"{advice.reason} (priced by the {engine} profile outside the data it was fitted on: see above)"
         advice = dataclasses.replace(advice, reason=reason)
     measured = counters_summary(counters)
+    args.verdict = advice.verdict
     notes = counters.notes
     text = advice_text.format_advice(advice, measured, notes)
-    text = _deployment_lines(deployment, outside) + "\n" + text
+    text = _deployment_lines(deployment, outside, args.engine is None) + "\n" + text
+    by_load = load_advice(advice, deployment.settings, load or server_load(stated, advice.concurrency),
+                          deployed_config(args, stated))  # fmt: skip
+    text += "\n" + load_text(by_load)
     if args.report is not None:
-        _write_report(args.report, advice, text, deployment.settings)
+        _write_report(args, advice, text, deployment.settings)
     if args.json:
-        extra = _deployment_dict(deployment, outside)
+        extra = {**_deployment_dict(deployment, outside), **load_dict(by_load)}
         return strict_json({**advice_text.advice_dict(advice, measured, notes), **extra, **_report_key(args)})
     return text + _report_line(args)
 
@@ -173,11 +188,13 @@ def _advice_outside(advice: Any, settings: Settings, engine_version: str | None 
     )  # fmt: skip
 
 
-def _deployment_lines(deployment: Any, outside: tuple[str, ...]) -> str:
-    """Where each field of the deployment came from, the load the server ran, and where the
-    profile is used outside its data."""
+def _deployment_lines(deployment: Any, outside: tuple[str, ...], default_engine: bool = False) -> str:
+    """Where each field of the deployment came from (the engine too, when it is advise's default,
+    not point's), the load the server ran, and where the profile is used outside its data."""
     lines = ["Read from the server's files and the options:"]
     lines += [f"  {name:<17} {where}" for name, where in deployment.provenance]
+    if default_engine:
+        lines.append(f"  {'engine':<17} {ADVISE_ENGINE_NOTE}")
     if deployment.running is not None:
         r = deployment.running
         lines.append(
@@ -232,12 +249,13 @@ def _advise_bench(args: argparse.Namespace, settings: Settings) -> str:
     check_given_options(args)
     served = bench_deployment(args)
     result = bench_advice.bench_advice(args, settings, served)
+    args.verdict = result.advice.verdict
     notes = (result.acceptance_note,) if result.acceptance_note else ()
     lines = [*bench_advice.measured_lines(result), bench_advice.ladder_line(result), ""]
     text = "\n".join(lines) + advice_text.format_advice(result.advice, None, notes)
     if args.report is not None:
         points = [MeasuredPoint(r.batch, r.num_speculative_tokens, r.measured_speedup) for r in result.rows]
-        _write_report(args.report, result.advice, text, result.settings, points)
+        _write_report(args, result.advice, text, result.settings, points)
     if args.json:
         extra = {"bench": bench_advice.measured_dicts(result), "calibration": result.calibration}
         return strict_json({**advice_text.advice_dict(result.advice, None, notes), **extra, **_report_key(args)})
@@ -262,15 +280,58 @@ def check_report_path(path: Path) -> None:
         raise SpecModelError(f"--report {path_text(path)}: the folder {path_text(path.parent)} does not exist")
 
 
-def _write_report(path: Path, advice: Any, text: str, settings: Settings, measured: Any = ()) -> None:
-    """Write the advice as a self-contained HTML page to ``path``, atomically."""
+def _write_report(args: argparse.Namespace, advice: Any, text: str, settings: Settings, measured: Any = ()) -> None:
+    """Write the advice as a self-contained HTML page to ``--report``, atomically, with how it
+    was made (:func:`report_provenance`)."""
     from specmodel.cli.sweep import write_atomically
     from specmodel.vllm.report import report_html
 
+    path = args.report
     try:
-        write_atomically(report_html(advice, text, settings, measured), path)
+        write_atomically(report_html(advice, text, settings, measured, report_provenance(args)), path)
     except OSError as exc:
         raise SpecModelError(f"--report {path_text(path)}: cannot write it: {exc.strerror or exc}") from None
+
+
+def report_provenance(args: argparse.Namespace) -> Any:
+    """How a report was made: specmodel's version, the command line, each input file with its
+    SHA-256 (a ``--url`` without), and the date (:func:`specmodel.vllm.report.report_date`)."""
+    import shlex
+
+    from specmodel import __version__
+    from specmodel.safe_input import input_name, sha256_of
+    from specmodel.vllm.report import Provenance, report_date
+
+    inputs: list[tuple[str, str, str | None]] = []
+    for option in ("log", "metrics", "bench", "engine_profile", "hardware_file"):
+        value = getattr(args, option, None)
+        for path in value if isinstance(value, list) else [] if value is None else [value]:
+            flag = "--" + option.replace("_", "-")
+            inputs.append((flag, input_name(path), sha256_of(path, f"{flag} {path_text(path)}")))
+    if getattr(args, "url", None) is not None:
+        inputs.append(("--url", args.url, None))
+    command = shlex.join(getattr(args, "command_line", ("specmodel", args.command)))
+    return Provenance(version=__version__, command=command, date=report_date(), inputs=tuple(inputs))
+
+
+def verdict_status(args: argparse.Namespace) -> int:
+    """The exit status of a command that succeeded: 0, or under ``advise --exit-status`` the
+    verdict's (:func:`verdict_statuses`)."""
+    if not getattr(args, "exit_status", False) or getattr(args, "verdict", None) is None:
+        return 0
+    return verdict_statuses()[args.verdict]
+
+
+def verdict_statuses() -> dict[str, int]:
+    """Each verdict's exit status under ``advise --exit-status``: 0 for keep, else
+    :data:`VERDICT_STATUS_BASE` plus its place in :data:`specmodel.vllm.advise.ADVICE`.
+
+    >>> verdict_statuses()["keep"], verdict_statuses()["lower-gamma"]
+    (0, 11)
+    """
+    from specmodel.vllm.advise import ADVICE
+
+    return {v: 0 if v == "keep" else VERDICT_STATUS_BASE + i for i, v in enumerate(ADVICE)}
 
 
 def strict_json(data: Any) -> str:

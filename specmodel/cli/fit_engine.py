@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from specmodel.cli.options import (
+    GAMMA,
+    TENSOR_PARALLEL,
     deployment_options,
     drafter_option,
     name_text,
@@ -63,9 +65,9 @@ def add_parser(sub: argparse._SubParsersAction, settings: Settings) -> None:
     drafter_option(fit)
     deployment_options(fit, settings)
     fit.set_defaults(target=None)
-    fit.add_argument("--tensor-parallel", type=int, metavar="N", default=1, help="GPUs of the target (default: 1)")
+    fit.add_argument(*TENSOR_PARALLEL, type=int, metavar="N", default=1, help="GPUs of the target (default: 1)")
     token_budget_option(fit)
-    fit.add_argument("--num-speculative-tokens", type=int, metavar="K", default=None,
+    fit.add_argument(*reversed(GAMMA), dest="num_speculative_tokens", type=int, metavar="K", default=None,
                      help="k of the speculative runs, where the files do not say it")  # fmt: skip
     runs_acceptance_option(fit)
 

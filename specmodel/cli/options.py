@@ -22,18 +22,33 @@ from specmodel.structured_input import MAX_DIGITS
 #: Most items of a list of per-position rates read (a longer one is refused before it is parsed).
 MAX_RATES = MAX_GAMMA
 
+#: Options named as we name them and as vLLM's engine arguments do (aliases: one option, either name).
+TENSOR_PARALLEL = ("--tensor-parallel", "--tensor-parallel-size")
+GAMMA = ("--gamma", "--num-speculative-tokens")
+
 #: Scenario fields the options set, read off the one schema (:class:`Scenario`): each field the
 #: parser has an option for; None means "not given" (the model's default applies).
 SCENARIO_OPTIONS = tuple(Scenario.model_fields)
 
 
+class UsageError(SystemExit):
+    """A usage error, exit status 2: its one-line ``message`` is printed by :func:`specmodel.cli.main`
+    (as text, or as a JSON object under ``--json``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2, every ``type=int``
+    """argparse, but a usage error is one line (:class:`UsageError`, exit status 2), an option is
+    never taken from a prefix of its name (``--conc`` is no ``--concurrency``), every ``type=int``
     or ``type=float`` option is read by :func:`whole_number` or :func:`decimal_number` (ASCII
-    digits only, bounded, finite) and an option given twice is refused (:class:`_StoreOnce`)
-    rather than the last one kept silently."""
+    digits only, bounded, finite) and an option given twice, under either of its names, is
+    refused (:class:`_StoreOnce`) rather than the last one kept silently."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.register("type", int, whole_number)
         self.register("type", float, decimal_number)
@@ -41,7 +56,7 @@ class Parser(argparse.ArgumentParser):
         self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> Any:  # noqa: D401 - argparse API
-        self.exit(2, f"specmodel: error: {excerpt_line(message)}\n")
+        raise UsageError(excerpt_line(message))
 
 
 def excerpt_line(message: str, limit: int = 300) -> str:
@@ -268,7 +283,7 @@ def with_engine_profile(args: argparse.Namespace, settings: Settings) -> Setting
 def parallel_options(parser: Any, grid: bool = False) -> None:
     """GPUs (tensor parallelism) and the shape of a tree of guesses, as vLLM and SGLang name them."""
     parser.add_argument(
-        "--tensor-parallel",
+        *TENSOR_PARALLEL,
         type=int,
         metavar="N",
         default=None,
@@ -278,6 +293,7 @@ def parallel_options(parser: Any, grid: bool = False) -> None:
     )
     parser.add_argument(
         "--draft-tensor-parallel",
+        "--draft-tensor-parallel-size",
         type=int,
         metavar="N",
         default=None,
@@ -310,7 +326,7 @@ def scenario_options(parser: argparse.ArgumentParser, settings: Settings) -> Non
         "--context", type=int, default=DEFAULTS["context"], help="prompt tokens per sequence (default: %(default)s)"
     )
     parser.add_argument(
-        "--gamma",
+        *GAMMA,
         type=int,
         default=None,
         help="draft tokens per iteration, vLLM's num_speculative_tokens; a tree's depth, SGLang's "
@@ -360,6 +376,7 @@ def served_model_option(parser: Any) -> None:
     """``--model-name``: which model of a scrape holding several (its ``model_name`` label)."""
     parser.add_argument(
         "--model-name",
+        "--served-model-name",
         type=name_text,
         metavar="NAME",
         default=None,
@@ -470,3 +487,17 @@ def resolve_model_options(args: argparse.Namespace) -> None:
         args.drafter = drafter = draft_model_key(drafter)[0]
     if cache is not None and drafter is not None and drafter_kind(drafter) == DrafterKind.MODEL:
         args.drafter = add_quantized(get_architecture(drafter), None, cache)
+
+
+def concurrency_text(text: str) -> int | str:
+    """``advise --concurrency``'s value as argparse stores it: a plain whole number as an int
+    (the concurrency the verdict is priced at), anything else as given, for
+    :func:`specmodel.vllm.load.parse_weighted_concurrency` to read or refuse in one line.
+
+    >>> concurrency_text("32"), concurrency_text("8:0.5,32:0.5")
+    (32, '8:0.5,32:0.5')
+    """
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip()

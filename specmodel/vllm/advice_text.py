@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from specmodel.formatting import times_distinct as _times
-from specmodel.vllm.advise import MIN_GAIN, Advice, Alternative
+from specmodel.vllm.advise import MIN_GAIN, Advice, Alternative, with_interval
 
 
 def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -15,9 +15,14 @@ def advice_dict(advice: Advice, measured: dict[str, Any] | None = None, notes: t
         "conditional_acceptance": list(advice.conditional),
         "per_position_acceptance": list(advice.per_position),
         "predicted_speedup": {str(g): s for g, s in enumerate(advice.speedup, 1)},
+        "predicted_speedup_interval": {
+            str(g): [lo, hi] for g, (lo, hi) in enumerate(zip(advice.speedup_low, advice.speedup_high), 1)
+        },
+        "interval_level": advice.level,
         "recommended_gamma": advice.recommended_gamma,
         "verdict": advice.verdict,
         "reason": advice.reason,
+        "measure": list(advice.compare),
         "deployed_gamma": advice.deployed_gamma,
         "drafter": advice.served.drafter,
         "deployment": advice.served.description,
@@ -100,8 +105,13 @@ def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes:
     fitting = advice.fits or advice.observed
     title = "Predicted speedup over plain decoding" + ("" if fitting else " (were it to fit, which it does not)")
     lines += ["", title + ":", f"gamma  {head}"]
-    lines += [f"{g:>5}  {_times(s):>{len(head)}}" for g, s in enumerate(advice.speedup, 1)]
+    shown = [with_interval(s, lo, hi, advice.level) if advice.speedup_low else _times(s)
+             for s, lo, hi in zip(advice.speedup, advice.speedup_low or advice.speedup,
+                                  advice.speedup_high or advice.speedup, strict=True)]  # fmt: skip
+    lines += [f"{g:>5}  {text:>{len(head)}}" for g, text in enumerate(shown, 1)]
     recommended = {None: "none (the deployment does not fit in memory)", 0: "0 (turn speculation off)"}
+    if advice.verdict == "measure":
+        recommended[advice.recommended_gamma] = f"{advice.recommended_gamma} (the deployed gamma, until measured)"
     lines += [
         "",
         f"Recommended gamma for {advice.served.drafter}: "

@@ -13,18 +13,32 @@ The rule (every number from the model, :func:`specmodel.evaluate_per_position`):
    so the candidates are gamma = 1..m, each keeping the first gamma measured positions;
 2. ``s_g`` = predicted speedup over plain decoding at gamma g with the *deployed* drafter at
    B and T; a predicted gain counts only if it exceeds :data:`MIN_GAIN` (3 %, the model's
-   calibration tolerance), for turning speculation on as for changing gamma;
-3. verdict, for the deployed drafter, and the recommended gamma (0: turn speculation off):
+   calibration tolerance), for turning speculation on as for changing gamma; each ``s_g``
+   with its interval ``[low_g, high_g]`` at a two-sided ``level`` (80 % by default), what the
+   engine's profile has erred by on runs held out of its fit
+   (:func:`specmodel.uncertainty.speedup_interval`);
+3. verdict, for the deployed drafter, and the recommended gamma (0: turn speculation off),
+   given only where the intervals clear the margin (:func:`decide`), else ``measure``:
 
    * ``does-not-fit`` (no gamma: None) when the deployment as described (the drafter, B
      sequences of T + G tokens, on its GPUs) needs more memory than the GPUs may use
      (:attr:`specmodel.Evaluation.fits`): no speedup of a server that cannot hold its
      sequences means anything, and the reason says how many sequences fit, with the drafter
      and without;
-   * ``off`` (gamma 0) when no ``s_g`` exceeds ``1 + MIN_GAIN``;
+   * ``off`` (gamma 0) when no ``s_g`` exceeds ``1 + MIN_GAIN`` and no ``high_g`` does
+     either: even the interval's best case gains less than the margin;
    * ``lower-gamma`` (gamma g*) when the best ``s_g*`` beats the deployed gamma's by more
-     than ``MIN_GAIN``;
-   * ``keep`` (the deployed gamma) otherwise;
+     than ``MIN_GAIN`` and ``low_g* > (1 + MIN_GAIN) high_deployed``: the two intervals, the
+     margin between them, do not overlap. The overlap rule, not an interval of the ratio
+     ``s_g* / s_deployed``: the public rows measure gammas of one deployment side by side at
+     batch 1 of one source alone, too few to say how far the ratio errs;
+   * ``keep`` (the deployed gamma) when neither of these holds at the point predictions and
+     ``low_deployed >= 1``: speculation at the deployed gamma is not slower than plain
+     decoding even at the interval's low end;
+   * ``measure`` (the deployed gamma, kept until measured) where the point prediction makes
+     one of these verdicts and its interval does not: the two settings to compare
+     (:func:`measure_pair`) are the lower gamma and the deployed one, or the deployed (or the
+     best) gamma and speculation off;
 
 4. alternatives: nothing measured says how another drafter would accept on this traffic, so
    the advice never predicts a speedup for one. For each other drafter that can serve the
@@ -37,6 +51,7 @@ The rule (every number from the model, :func:`specmodel.evaluate_per_position`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +69,7 @@ from specmodel.model.settings import Settings
 from specmodel.model.specs import added_architectures
 from specmodel.model.trees import cut_tree
 from specmodel.model.types import FloatArray
+from specmodel.uncertainty import DEFAULT_LEVEL, speedup_interval
 from specmodel.vllm.speculative_config import ServedDrafter, served_drafter
 
 #: A predicted gain must exceed this to count: the margin within which a speedup is called
@@ -63,7 +79,7 @@ from specmodel.vllm.speculative_config import ServedDrafter, served_drafter
 MIN_GAIN = EVEN_MARGIN
 
 #: What the advice can say for the deployed drafter (:attr:`Advice.verdict`).
-ADVICE = ("keep", "lower-gamma", "off", "does-not-fit")
+ADVICE = ("keep", "lower-gamma", "off", "measure", "does-not-fit")
 
 #: Gammas an alternative drafter is tried at when its break-even acceptance is sought.
 ALTERNATIVE_GAMMAS = tuple(range(1, 11))
@@ -103,6 +119,11 @@ class Advice:
     max_concurrency: int | None = None  #: most sequences that fit at this context, with the drafter
     max_concurrency_without_draft: int | None = None  #: the same without speculation
     observed: bool = False  #: the server was seen running ``concurrency`` requests (it holds them)
+    speedup_low: tuple[float, ...] = ()  #: low end of each s_g's interval
+    speedup_high: tuple[float, ...] = ()  #: high end of each s_g's interval
+    level: float = DEFAULT_LEVEL  #: the intervals' two-sided level
+    #: under ``measure``: the two gammas to compare (0: speculation off)
+    compare: tuple[int, ...] = ()
 
 
 # --- the numbers --------------------------------------------------------------------------
@@ -159,45 +180,44 @@ def advise(
     engine: str = "vllm",
     tensor_parallel: int = 1,
     observed: bool = False,
+    level: float = DEFAULT_LEVEL,
 ) -> Advice:
-    """Apply the module's rule to measured per-position acceptance, on ``tensor_parallel``
-    GPUs with the deployment's drafter layout (:meth:`ServedDrafter.layout`: the drafter's GPUs,
-    a tree). ``observed``: the server was seen running ``concurrency`` requests, so it holds
-    them whatever the model's memory estimate says; the verdict is then given, and
-    :attr:`Advice.fits` records that the estimate disagrees.
+    """Apply the module's rule to measured per-position acceptance, on ``tensor_parallel`` GPUs with the
+    deployment's drafter layout (:meth:`ServedDrafter.layout`: the drafter's GPUs, a tree). ``observed``:
+    the server was seen running ``concurrency`` requests, so it holds them whatever the model's memory
+    estimate says; the verdict is then given, and :attr:`Advice.fits` records that the estimate disagrees.
+    ``level``: the intervals' (:func:`specmodel.uncertainty.speedup_interval`).
 
     >>> drafter = served_drafter("qwen3-0.6b")
-    >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=1, served=drafter, engine="ideal")
-    >>> a.recommended_gamma, a.verdict
-    (4, 'keep')
+    >>> advise([0.75, 0.478, 0.259, 0.119], concurrency=1, served=drafter, engine="ideal").verdict
+    'keep'
     >>> a = advise([0.75, 0.478, 0.259, 0.119], concurrency=64, served=drafter, engine="vllm")
-    >>> a.recommended_gamma, a.verdict
-    (1, 'lower-gamma')
+    >>> a.recommended_gamma, a.verdict, a.compare
+    (4, 'measure', (1, 4))
     """
-    settings = settings or Settings()
-    hardware = hardware or settings.deployment.hardware
-    target = target or settings.deployment.target
+    settings, u = settings or Settings(), np.asarray(per_position, dtype=float)
+    hardware, target = hardware or settings.deployment.hardware, target or settings.deployment.target
     served = served or served_drafter(settings.deployment.draft, target)
     check_drafter(served.drafter, target)
-    u = np.asarray(per_position, dtype=float)
     deployed = _deployed_gamma(u, served)
     layout = {"tensor_parallel": tensor_parallel, **served.layout()}
-    evaluations = predictions(
-        u, concurrency, context, served.drafter, hardware, target, settings, engine, layout, served.tree_widths
-    )
+    speedups = partial(_speedups, u, concurrency, context, served, hardware, target, engine=engine, layout=layout)
+    evaluations = predictions(u, concurrency, context, served.drafter, hardware, target, settings, engine, layout,
+                              served.tree_widths)  # fmt: skip
     s = np.array([float(e.speedup) for e in evaluations])
+    low, high = speedup_interval(settings, engine, served.drafter, concurrency, s, level, predict=speedups)
     at = evaluations[deployed - 1]
     fits = bool(at.fits)
-    verdict, gamma = decide(s, deployed) if fits or observed else ("does-not-fit", None)
+    verdict, gamma = decide(s, deployed, low, high) if fits or observed else ("does-not-fit", None)
     conditional = conditional_from_per_position(u)
     alternatives: tuple[Alternative, ...] = ()
-    if gamma is not None:
+    if gamma is None:
+        reason = _no_fit_reason(at, int(concurrency), int(context), served.drafter)
+    else:
         goal = (1.0 + MIN_GAIN) * max(1.0, float(s[gamma - 1]) if gamma else 1.0)
         alternatives = _alternatives(served.drafter, goal, concurrency, context, hardware, target, settings, engine,
                                      tensor_parallel)  # fmt: skip
-        reason = _reason(verdict, s, deployed, gamma, served.drafter, int(concurrency), conditional)
-    else:
-        reason = _no_fit_reason(at, int(concurrency), int(context), served.drafter)
+        reason = _reason(verdict, s, deployed, gamma, served.drafter, int(concurrency), conditional, (low, high, level))
     return Advice(
         per_position=tuple(float(x) for x in u),
         conditional=tuple(float(x) for x in conditional),
@@ -206,7 +226,27 @@ def advise(
         recommended_gamma=gamma, verdict=verdict, reason=reason, alternatives=alternatives,
         tensor_parallel=int(tensor_parallel), fits=fits, max_concurrency=int(at.max_concurrency),
         max_concurrency_without_draft=int(at.max_concurrency_without_draft), observed=observed,
+        speedup_low=tuple(map(float, low)), speedup_high=tuple(map(float, high)), level=float(level),
+        compare=measure_pair(s, deployed) if verdict == "measure" else (),
     )  # fmt: skip
+
+
+def _speedups(
+    u: FloatArray,
+    concurrency: int,
+    context: int,
+    served: ServedDrafter,
+    hardware: str,
+    target: str,
+    settings: Settings,
+    engine: str,
+    layout: dict[str, int],
+) -> FloatArray:
+    """s_g for g = 1..m under ``settings`` (:func:`predictions`): what a user's fit's interval
+    differentiates when a fitted constant moves."""
+    found = predictions(u, concurrency, context, served.drafter, hardware, target, settings, engine, layout,
+                        served.tree_widths)  # fmt: skip
+    return np.array([float(e.speedup) for e in found])
 
 
 def _alternatives(
@@ -263,18 +303,57 @@ def _deployed_gamma(u: np.ndarray, served: ServedDrafter) -> int:
     return int(deployed)
 
 
-def decide(s: FloatArray, deployed: int) -> tuple[str, int]:
-    """(verdict, recommended gamma) for the deployed drafter by the module's rule.
+def decide(
+    s: FloatArray, deployed: int, low: FloatArray | None = None, high: FloatArray | None = None
+) -> tuple[str, int]:
+    """(verdict, recommended gamma) for the deployed drafter by the module's rule, each verdict
+    only where the intervals ``[low, high]`` clear the margin (none given: the point
+    predictions alone), else ``measure`` with the deployed gamma kept.
 
     >>> decide(np.array([1.2, 1.5, 1.4]), 3), decide(np.array([1.2, 1.50, 1.49]), 3), decide(np.array([1.01]), 1)
     (('lower-gamma', 2), ('keep', 3), ('off', 0))
+    >>> s = np.array([1.2, 1.5, 1.4])
+    >>> decide(s, 3, s * 0.9, s * 1.1), decide(s, 3, s * 0.99, s * 1.01)
+    (('measure', 3), ('lower-gamma', 2))
+    >>> decide(np.array([1.01]), 1, np.array([0.9]), np.array([1.1])), decide(s, 2, s * 0.6, s * 1.4)
+    (('measure', 1), ('measure', 2))
     """
+    low = s if low is None else low
+    high = s if high is None else high
     best = best_gamma(s)
     if best == 0:
-        return "off", 0
+        return ("off", 0) if float(np.max(high)) <= 1.0 + MIN_GAIN else ("measure", deployed)
     if best != deployed and s[best - 1] > (1.0 + MIN_GAIN) * s[deployed - 1]:
-        return "lower-gamma", best
-    return "keep", deployed
+        clear = low[best - 1] > (1.0 + MIN_GAIN) * high[deployed - 1]
+        return ("lower-gamma", best) if clear else ("measure", deployed)
+    return ("keep", deployed) if low[deployed - 1] >= 1.0 else ("measure", deployed)
+
+
+def measure_pair(s: FloatArray, deployed: int) -> tuple[int, int]:
+    """The two gammas a ``measure`` verdict asks to compare (0: speculation off): the point
+    predictions' lower gamma and the deployed one, the best gamma and off where the point says
+    off, else the deployed gamma and off.
+
+    >>> measure_pair(np.array([1.2, 1.5, 1.4]), 3), measure_pair(np.array([1.01, 1.0]), 2)
+    ((2, 3), (1, 0))
+    >>> measure_pair(np.array([1.1, 1.2]), 2)
+    (2, 0)
+    """
+    verdict, gamma = decide(s, deployed)
+    if verdict == "lower-gamma":
+        return gamma, deployed
+    if verdict == "off":
+        return int(np.argmax(s)) + 1, 0
+    return deployed, 0
+
+
+def with_interval(s: float, low: float, high: float, level: float) -> str:
+    """A speedup with its interval: ``1.27x (1.10-1.41, 80%)``.
+
+    >>> with_interval(1.2712, 1.1, 1.414, 0.8)
+    '1.27x (1.10-1.41, 80%)'
+    """
+    return f"{_times(s)} ({low:.2f}-{high:.2f}, {level:.0%})"
 
 
 #: The alphas the break-even search evaluates (the crossing is interpolated between them).
@@ -322,10 +401,38 @@ def break_even_alphas(
     return out
 
 
+def _measure_reason(
+    s: FloatArray, deployed: int, concurrency: int, bounds: tuple[FloatArray, FloatArray, float]
+) -> str:
+    """Why the model cannot decide, and which two settings to measure against each other."""
+    low, high, level = bounds
+    a, b = measure_pair(s, deployed)
+    sequences = f"{concurrency} sequence{'s' if concurrency != 1 else ''}"
+    shown = {g: with_interval(s[g - 1], low[g - 1], high[g - 1], level) for g in (a, b) if g}
+    if b:
+        told = (f"gamma {a} is predicted at {shown[a]} against {shown[b]} at the deployed gamma {b}: the intervals "
+                f"overlap, so the model cannot tell the two apart")  # fmt: skip
+    else:
+        told = (f"gamma {a} is predicted at {shown[a]}: the interval reaches both sides of plain decoding's "
+                f"1.00x and its {MIN_GAIN:.0%} margin, so the model cannot tell whether speculation pays")  # fmt: skip
+    other = f"gamma {b}" if b else "speculation off"
+    return (f"at {sequences}, {told}; measure gamma {a} against {other} at {sequences}, and keep the deployed gamma "
+            f"{deployed} until then")  # fmt: skip
+
+
 def _reason(
-    verdict: str, s: FloatArray, deployed: int, gamma: int, drafter: str, concurrency: int, conditional: FloatArray
+    verdict: str,
+    s: FloatArray,
+    deployed: int,
+    gamma: int,
+    drafter: str,
+    concurrency: int,
+    conditional: FloatArray,
+    bounds: tuple[FloatArray, FloatArray, float],
 ) -> str:
     """One plain sentence with the numbers behind the verdict."""
+    if verdict == "measure":
+        return _measure_reason(s, deployed, concurrency, bounds)
     at = f"at {concurrency} concurrent sequence{'s' if concurrency != 1 else ''}"
     top = int(np.argmax(s)) + 1
     if verdict == "off":
