@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
+from specmodel.model.profile_file import read_one_table
 from specmodel.model.specs import Hardware, add_hardware
-from specmodel.safe_input import excerpt, path_text, read_limited_text, validated
-from specmodel.structured_input import load_toml_text
+from specmodel.safe_input import path_text, validated
 
 #: A card's key: what ``--hardware`` then names it by (lower case, digits, ``-`` and ``_``).
 KEY_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -26,19 +26,10 @@ def read_hardware_file(path: str | Path, option: str = "--hardware-file") -> Har
     """The card in ``path``: exactly one table, its name the card's key, its fields validated as
     a :class:`Hardware`; one line naming ``option`` and the file otherwise."""
     source = f"{option} {path_text(path)}"
-    data = load_toml_text(read_limited_text(Path(path), source), source)
-    tables = [k for k, v in data.items() if isinstance(v, dict)]
-    if len(tables) != 1 or len(data) != 1:
-        raise SpecModelError(
-            f"{source} must hold exactly one table, [KEY], the card (it holds {len(data)} top-level "
-            f"entr{'y' if len(data) == 1 else 'ies'}: {excerpt(', '.join(map(str, data)), 80)})"
-        )
-    key = tables[0]
-    if not KEY_PATTERN.fullmatch(key):
-        raise SpecModelError(f"{source}: the table's name {excerpt(key)} is not a card key (a-z, 0-9, - and _)")
-    if "key" in data[key]:
+    key, fields = read_one_table(path, source, "card")
+    if "key" in fields:
         raise SpecModelError(f"{source}: 'key' is the table's name, [{key}], not a field; remove it")
-    return validated(Hardware, {"key": key, **data[key]}, source)
+    return validated(Hardware, {"key": key, **fields}, source)
 
 
 def load_hardware_file(path: str | Path, option: str = "--hardware-file") -> str:

@@ -30,17 +30,24 @@ def load_profile(path: str | Path, where: str = "--engine-profile") -> EnginePro
     """The engine profile in ``path``: exactly one table, its name the profile's key, its
     fields validated as an :class:`EngineProfile`; one line naming the file otherwise."""
     source = f"{where} {path_text(path)}"
+    key, fields = read_one_table(path, source, "profile")
+    return validated(EngineProfile, {"key": key, **fields}, source)
+
+
+def read_one_table(path: str | Path, source: str, what: str) -> tuple[str, dict[str, Any]]:
+    """The one table of the TOML file ``path`` (an engine profile, a card): its name, a key of
+    a-z, 0-9, - and _, and its fields; one line naming ``source`` otherwise."""
     data = load_toml_text(read_limited_text(Path(path), source), source)
     tables = [k for k, v in data.items() if isinstance(v, dict)]
     if len(tables) != 1 or len(data) != 1:
         raise SpecModelError(
-            f"{source} must hold exactly one table, [KEY], the profile (it holds {len(data)} top-level "
+            f"{source} must hold exactly one table, [KEY], the {what} (it holds {len(data)} top-level "
             f"entr{'y' if len(data) == 1 else 'ies'}: {excerpt(', '.join(map(str, data)), 80)})"
         )
     key = tables[0]
     if not KEY_PATTERN.fullmatch(key):
-        raise SpecModelError(f"{source}: the table's name {excerpt(key)} is not a profile key (a-z, 0-9, - and _)")
-    return validated(EngineProfile, {"key": key, **data[key]}, source)
+        raise SpecModelError(f"{source}: the table's name {excerpt(key)} is not a {what} key (a-z, 0-9, - and _)")
+    return key, data[key]
 
 
 def profile_text(profile: EngineProfile, comment: str = "") -> str:

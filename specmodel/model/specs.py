@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from importlib import resources
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -23,17 +23,6 @@ _T = TypeVar("_T")
 #: The layouts (config.json ``model_type``) :mod:`specmodel.model.architecture` can count.
 #: A Mistral config.json is read as ``llama``: transformers' ``MistralForCausalLM`` is Llama's
 #: layout (mistral/modular_mistral.py derives it from Llama's classes; q/k/v/o without biases).
-MODEL_TYPES = (
-    "llama",
-    "qwen2",
-    "qwen3",
-    "gemma2",
-    "gemma3_text",
-    "mixtral",
-    "qwen2_moe",
-    "qwen3_moe",
-    "deepseek_v3",
-)
 ModelType = Literal[
     "llama",
     "qwen2",
@@ -45,6 +34,7 @@ ModelType = Literal[
     "qwen3_moe",
     "deepseek_v3",
 ]
+MODEL_TYPES: tuple[str, ...] = get_args(ModelType)
 
 #: The mixture-of-experts fields each MoE layout's config.json gives (under the record's names).
 MOE_FIELDS: dict[str, tuple[str, ...]] = {
