@@ -174,9 +174,10 @@ class _Pairs:
     @classmethod
     def of(cls, grid: ScenarioGrid, settings: Settings) -> _Pairs:
         engine, drafter = np.broadcast_arrays(compact(grid.engine), compact(grid.drafter))
-        keys = np.char.add(np.char.add(engine.astype(str), "\n"), drafter.astype(str))
-        names, codes = factorize(keys)
-        pairs = [str(n).split("\n") for n in names]
+        engines, engine_codes = factorize(engine.astype(str))
+        drafters, drafter_codes = factorize(drafter.astype(str))
+        pair, codes = factorize(engine_codes * len(drafters) + drafter_codes)  # (engine, drafter) in order
+        pairs = [(str(engines[p // len(drafters)]), str(drafters[p % len(drafters)])) for p in pair.tolist()]
         index = np.broadcast_to(codes.reshape(engine.shape), grid.shape).ravel()
         return cls([settings.engine(e) for e, _ in pairs], [drafter_of(d) for _, d in pairs], index)
 

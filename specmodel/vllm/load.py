@@ -330,8 +330,8 @@ _LABELS = {"off": "no speculation", "deployed": "deployed gamma", "best_fixed": 
 def load_text(result: LoadAdvice) -> str:
     """The schedule, the vLLM configuration, SGLang's answer and the load's throughput table."""
     s = result.schedule
-    lines = ["", f"Gamma by batch size (measured acceptance, gamma 1..{int(np.max(s.best_gamma, initial=1))} "
-             "at most; 0: off, no gamma gains more than 3%):", "  batch sizes   gamma  best speedup"]  # fmt: skip
+    lines = ["", "Gamma by batch size (each gamma up to the positions measured, at the measured acceptance; 0: off, "
+             "no gamma gains more than 3%):", "  batch sizes   gamma  best speedup"]  # fmt: skip
     for r in s.ranges:
         part = s.speedup[(s.batch_sizes >= r.low) & (s.batch_sizes <= r.high)]
         lines.append(f"  {r.key:<12}  {r.gamma:>5}  {float(part.max()):.2f}x to {float(part.min()):.2f}x")
