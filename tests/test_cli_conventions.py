@@ -274,3 +274,15 @@ def test_source_date_epoch_must_be_seconds():
 def test_plotly_is_the_report_extra():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(r.startswith("plotly") for r in extras["report"])
+
+
+def test_a_light_command_lists_the_heavy_ones_with_the_help_their_own_parsers_give():
+    """``point`` builds the fitter's and the planner's parsers by name only; the list in
+    ``specmodel --help`` reads the same either way."""
+    from specmodel.cli import HEAVY_COMMANDS
+
+    full, light = build_parser(), build_parser(command="point")
+    helps = {a.dest: a.help for a in full._subparsers._group_actions[0]._choices_actions}  # type: ignore[union-attr]
+    assert {name: helps[name] for name in HEAVY_COMMANDS} == HEAVY_COMMANDS
+    assert light.parse_args(["point", "--concurrency", "4"]).concurrency == 4
+    assert full.format_help() == light.format_help()

@@ -62,7 +62,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
+#: Commands whose parsers import what they alone need (the fitter, the benchmark planner): built
+#: in full only when the command line names them or asks for help, else listed by name.
+HEAVY_COMMANDS = {
+    "fit-engine": "fit an engine profile to your own vLLM / SGLang benchmark results",
+    "plan": "print the vllm serve / vllm bench serve commands that measure the gammas to compare",
+}
+
+
+def build_parser(settings: Settings | None = None, command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``command``, where known, the subcommand about to run: the
+    parsers of :data:`HEAVY_COMMANDS` other than it are then listed by name only (their
+    modules stay unimported)."""
     settings = settings or Settings()
     parser = Parser(prog="specmodel", description="Roofline cost model of speculative decoding.")
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
@@ -80,17 +91,27 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     )
     calibrate.add_argument("--markdown", action="store_true", help="print a Markdown table")
     _advise_parser(sub, settings)
-    # fit-engine: an engine profile fitted to the user's own benchmark runs
-    from specmodel.cli import fit_engine
-
-    fit_engine.add_parser(sub, settings)
-    COMMANDS.setdefault("fit-engine", fit_engine.run_fit_engine)
-    # plan: the benchmark commands that measure the gammas to compare
-    from specmodel.cli import plan
-
-    plan.add_parser(sub, settings)
-    COMMANDS.setdefault("plan", plan.run_plan)
+    light = command is not None and command in COMMANDS and command not in HEAVY_COMMANDS
+    for name, summary in HEAVY_COMMANDS.items():
+        if light:
+            sub.add_parser(name, help=summary)
+        else:
+            _heavy_parser(name, sub, settings)
     return parser
+
+
+def _heavy_parser(name: str, sub: Any, settings: Settings) -> None:
+    """The full parser of one of :data:`HEAVY_COMMANDS`, its command registered."""
+    if name == "fit-engine":  # an engine profile fitted to the user's own benchmark runs
+        from specmodel.cli import fit_engine
+
+        fit_engine.add_parser(sub, settings)
+        COMMANDS.setdefault("fit-engine", fit_engine.run_fit_engine)
+    else:  # the benchmark commands that measure the gammas to compare
+        from specmodel.cli import plan
+
+        plan.add_parser(sub, settings)
+        COMMANDS.setdefault("plan", plan.run_plan)
 
 
 def _advise_parser(sub: Any, settings: Settings) -> None:
@@ -215,7 +236,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     with contextlib.suppress(AttributeError, ValueError):  # not in the main thread: leave it
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past `ulimit -f`: an error, not a kill
     try:
-        args = build_parser(settings).parse_args(argv)
+        args = build_parser(settings, argv[0] if argv else None).parse_args(argv)
         args.command_line = ("specmodel", *argv)
         with _standard_input(args):
             text = COMMANDS[args.command](args, with_engine_profile(args, settings))
