@@ -456,3 +456,15 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path, args, needle):
 def test_missing_file_is_one_line_and_exit_2(tmp_path):
     out = run("--metrics", str(tmp_path / "none.prom"), "--concurrency", "4", "--drafter", "ngram")
     assert out.returncode == 2 and out.stdout == "" and "no such file" in out.stderr
+
+
+def test_a_measure_verdict_says_how_to_measure():
+    from specmodel.vllm.advice_text import format_advice
+    from specmodel.vllm.advise import advise
+    from specmodel.vllm.speculative_config import served_drafter
+
+    advice = advise([0.75, 0.478, 0.259, 0.119], 64, served=served_drafter("qwen3-0.6b"), engine="vllm")
+    text = format_advice(advice)
+    pair = ",".join(str(g) for g in advice.compare if g)
+    assert advice.verdict == "measure" and f"`specmodel plan --gammas {pair} --concurrency 64`" in text
+    assert "advise --bench" in text

@@ -118,6 +118,13 @@ def format_advice(advice: Advice, measured: dict[str, Any] | None = None, notes:
         + recommended.get(advice.recommended_gamma, str(advice.recommended_gamma)),
         f"Verdict: {advice.verdict} - {advice.reason}",
     ]
+    if advice.verdict == "measure":
+        gammas = ",".join(str(g) for g in advice.compare if g)
+        lines.append(
+            f"How: `specmodel plan --gammas {gammas} --concurrency {advice.concurrency}` with this deployment's "
+            "--target, --hardware and --speculative-config prints the vllm serve and vllm bench serve commands that "
+            "measure them, and `specmodel advise --bench` reads the results"
+        )
     if advice.alternatives:
         best = "turning speculation off" if advice.recommended_gamma == 0 else "that setting"
         lines += [
