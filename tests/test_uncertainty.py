@@ -135,3 +135,19 @@ def test_an_interval_that_clears_the_margin_gives_the_verdict():
     assert decide(keep, 2, keep * 0.9, keep * 1.1) == ("keep", 2)
     off = np.array([0.9, 0.8])
     assert decide(off, 2, off * 0.9, off * 1.1) == ("off", 0) and 1 + MIN_GAIN >= 0.9 * 1.1
+
+
+def test_point_prints_its_speedup_with_the_interval(capsys):
+    """``point`` carries the same interval as ``advise``: in its table and its JSON, around the
+    throughput speedup it reports."""
+    import json
+
+    from specmodel.cli import main
+
+    assert main(["point", "--concurrency", "16", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    low, high = out["speedup_interval"]
+    assert out["interval_level"] == 0.8 and low < out["speedup"] < high
+    assert main(["point", "--concurrency", "16"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Throughput speedup, 80%"))
+    assert row.split()[-3:] == [f"{low:.2f}x", "to", f"{high:.2f}x"]

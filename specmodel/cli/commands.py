@@ -38,6 +38,9 @@ ADVISE_ENGINE_NOTE = f"vllm (advise's default engine: it reads a vLLM server; po
 #: place in :data:`specmodel.vllm.advise.ADVICE` (keep, the first, exits 0).
 VERDICT_STATUS_BASE = 10
 
+#: The level of the interval ``point`` prints around its speedup (``advise``'s default too).
+INTERVAL_LEVEL = 0.8
+
 #: Readouts the table leaves out: ``speedup`` is ``throughput_speedup``, printed under that name.
 TABLE_OMITS = frozenset({"speedup"})
 
@@ -49,6 +52,9 @@ def format_table(values: dict[str, Any]) -> str:
     rows.append(("Per-position acceptance", ", ".join(f"{x:.3f}" for x in values["per_position"])))
     if values["ngram_match_rate"] < 1:
         rows.append(("Iterations with an n-gram match", f"{values['ngram_match_rate']:.0%}"))
+    if "speedup_interval" in values:
+        low, high = values["speedup_interval"]
+        rows.append((f"Throughput speedup, {values['interval_level']:.0%} interval", f"{low:.2f}x to {high:.2f}x"))
     rows.append(("Fits on the card", "yes" if values["fits"] else "no"))
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}}  {text}" for label, text in rows)
@@ -84,6 +90,7 @@ def run_point(args: argparse.Namespace, settings: Settings) -> str:
         tree_topk=int(grid.tree_topk.reshape(-1)[0]),
         verify_tokens=int(grid.verify_tokens.reshape(-1)[0]),
     )
+    values.update(_speedup_interval(grid, settings, values))
     notes = _outside_notes(grid, settings)
     if args.json:
         return strict_json({**values, "domain": domain_readout(notes)})
@@ -95,6 +102,16 @@ def run_point(args: argparse.Namespace, settings: Settings) -> str:
     )
     line = domain_line(notes)
     return head + "\n" + format_table(values) + (f"\n{line}" if line else "")
+
+
+def _speedup_interval(grid: ScenarioGrid, settings: Settings, values: dict[str, Any]) -> dict[str, Any]:
+    """The 80% interval of the one scenario's speedup (:func:`specmodel.uncertainty.speedup_interval`:
+    the engine profile's held-out errors), as ``speedup_interval`` [low, high] and ``interval_level``."""
+    from specmodel.uncertainty import speedup_interval
+
+    low, high = speedup_interval(settings, values["engine"], str(grid.drafter.reshape(-1)[0]),
+                                 int(grid.concurrency.reshape(-1)[0]), float(values["speedup"]))  # fmt: skip
+    return {"speedup_interval": [float(low), float(high)], "interval_level": INTERVAL_LEVEL}
 
 
 def _outside_notes(grid: ScenarioGrid, settings: Settings) -> tuple[str, ...]:
