@@ -28,13 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
 from specmodel.safe_input import excerpt
-from specmodel.vllm.deployment import ServerDeployment, Stated, running_summary
+from specmodel.vllm.deployment import ServerDeployment, Stated, busy_samples, running_summary
 from specmodel.vllm.speculative_config import ServedDrafter
 
 #: Two lengths (prompt or generated tokens) agree when within this share of each other: a
@@ -121,12 +119,6 @@ def lengths_agree(given: float, stated: float) -> bool:
     (True, False)
     """
     return abs(float(given) - float(stated)) <= LENGTH_AGREEMENT * max(float(stated), 1.0)
-
-
-def busy_samples(samples: tuple[float, ...]) -> np.ndarray:
-    """The running-request samples taken while the server was busy (at least one request)."""
-    values = np.asarray(samples, dtype=float)
-    return values[values >= 1]
 
 
 def running_distribution(samples: tuple[float, ...]) -> dict[str, float] | None:

@@ -156,9 +156,9 @@ def server_concurrencies(samples: tuple[float, ...]) -> tuple[int, ...]:
     >>> server_concurrencies((0, 4, 8, 8, 12, 30))
     (4, 8, 23, 30)
     """
-    from specmodel.vllm.deployment import running_summary
+    from specmodel.vllm.deployment import busy_samples, running_summary
 
-    busy = [s for s in samples if s >= 1]
+    busy = busy_samples(samples).tolist()
     if not busy:
         raise SpecModelError("the server's files show no busy sample of running requests: give --concurrency C1,C2")
     summary = running_summary(busy)

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
+from specmodel.model.types import FloatArray
 from specmodel.safe_input import excerpt, path_text, read_limited_text
 from specmodel.server_runs.records import vllm_deployment_fields
 from specmodel.structured_input import load_json_text
@@ -196,6 +198,17 @@ class RunningSummary:
     mean: float
     p90: float
     max: float
+
+
+def busy_samples(samples: npt.ArrayLike) -> FloatArray:
+    """The running-request samples taken while the server was busy: finite and at least one
+    request (an idle interval says nothing of the load speculation meets).
+
+    >>> busy_samples([0, 4, 0.5, 12]).tolist()
+    [4.0, 12.0]
+    """
+    values = np.asarray(samples, dtype=float).reshape(-1)
+    return values[np.isfinite(values) & (values >= 1)]
 
 
 def running_summary(samples: Sequence[float]) -> RunningSummary:

@@ -37,6 +37,7 @@ from specmodel.errors import SpecModelError
 from specmodel.model.types import BoolArray, FloatArray, IntArray
 from specmodel.safe_input import excerpt
 from specmodel.schedule import GammaSchedule, most_sequences, schedule_from_speedups, vllm_speculative_config
+from specmodel.vllm.deployment import busy_samples
 
 #: The level of the intervals around each predicted throughput.
 LEVEL = 0.8
@@ -99,8 +100,7 @@ def load_of_samples(samples: npt.ArrayLike, source: str) -> Load:
     >>> load.concurrency.tolist(), load.share.tolist()
     ([8, 32], [0.6666666666666666, 0.3333333333333333])
     """
-    values = np.asarray(samples, dtype=float).reshape(-1)
-    busy = np.rint(values[np.isfinite(values) & (values >= 1)]).astype(np.int64)
+    busy = np.rint(busy_samples(samples)).astype(np.int64)
     if busy.size == 0:
         raise SpecModelError(f"{source} holds no sample with a request running: no load to price")
     concurrency, counts = np.unique(busy, return_counts=True)
