@@ -51,12 +51,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from specmodel.engine_fit import SIGMA
 from specmodel.errors import SpecModelError
 from specmodel.model.drafters import DrafterKind, drafter_kind
 from specmodel.model.engines import EngineProfile
 from specmodel.model.evaluate import evaluate
-from specmodel.model.profile_file import toml_value
 from specmodel.model.settings import Settings
 from specmodel.model.types import FloatArray
 
@@ -184,6 +182,8 @@ def intervals_record(residuals: Sequence[Residual], source: str) -> dict[str, An
 
 def intervals_text(record: dict[str, Any]) -> str:
     """The TOML text of :data:`INTERVALS_FILE` for :func:`intervals_record`'s ``record``."""
+    from specmodel.model.profile_file import toml_value
+
     head = [
         "# log(predicted / measured) of the public rows held out of the vllm profile's fit, by drafter kind and",
         "# batch range (specmodel.uncertainty); written by make fit (tools/fit_engine.py), read by every interval.",
@@ -226,6 +226,8 @@ def fitted_log_halfwidth(
 ) -> FloatArray:
     """``z sqrt(v_c + v_r)`` of a user's fit (module docstring), for each speedup ``predict``
     returns under ``settings`` with the engine ``profile``."""
+    from specmodel.engine_fit import SIGMA  # the fit's own noise, where the fit defines it
+
     fit = profile.fit
     assert fit is not None
     base = np.log(np.asarray(predict(settings.with_engine(profile)), dtype=float))

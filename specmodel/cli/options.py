@@ -467,17 +467,20 @@ def resolve_model_options(args: argparse.Namespace) -> None:
     folder, or Hugging Face id in the local cache) registered; the target stored as
     ``--quantization`` (else its checkpoint's ``quantization_config``) with its cache, and a
     draft model's cache, as ``--kv-cache-dtype`` (:func:`specmodel.model.quantization.add_quantized`)."""
-    from specmodel.model.config_json import resolve_model
     from specmodel.model.drafters import DrafterKind, drafter_kind
-    from specmodel.model.hardware_file import load_hardware_file
     from specmodel.model.quantization import add_quantized
-    from specmodel.model.specs import get_architecture
+    from specmodel.model.specs import architecture_catalog, get_architecture
 
     if getattr(args, "hardware_file", None) is not None:
+        from specmodel.model.hardware_file import load_hardware_file
+
         if "hardware" in getattr(args, "_given_options", set()):
             raise SpecModelError("--hardware and --hardware-file both name the card; give one")
         args.hardware = load_hardware_file(args.hardware_file)
-    args.target = resolve_model(args.target)
+    if args.target not in architecture_catalog():  # a name or file only config_json reads
+        from specmodel.model.config_json import resolve_model
+
+        args.target = resolve_model(args.target)
     cache = getattr(args, "kv_cache_dtype", None)
     args.target = add_quantized(get_architecture(args.target), getattr(args, "quantization", None), cache)
     drafter = getattr(args, "drafter", None)

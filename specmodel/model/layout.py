@@ -68,7 +68,7 @@ def check_parallelism(
             f"{int(n_b[bad].flat[0])}: the drafter runs on 1 GPU or on all of the target's "
             "(vLLM's draft_tensor_parallel_size)"
         )
-    for name in np.unique(compact(drafters)):
+    for name in sorted(set(np.ravel(compact(drafters)).tolist())):  # not np.unique: it imports numpy.ma
         if drafter_kind(str(name)) != DrafterKind.MODEL:
             continue
         for parts in np.unique(compact(d)).tolist():
