@@ -70,10 +70,15 @@ SETTING = re.compile(r'<figure class="specfig-figure"[^>]*data-simulator-setting
 def _render(entry: dict, linked: bool) -> str:
     """A number as the page prints it: linked to the simulator at its setting on the
     simulator's page (with the readout it shows there, for the browser tests), marked as a
-    quotation if it is quoted from a paper, else its text."""
+    quotation if it is quoted from a paper, else its text.
+
+    A quotation is styled apart from the text (docs/stylesheets/extra.css) and carries its
+    source as text of its own, hidden but read by screen readers, which the page shows when the
+    quotation is focused (a tap, or the keyboard: it takes focus) or hovered."""
     if entry.get("quoted"):
-        title = html.escape(f"Quoted from {entry['quoted']}", quote=True)
-        return f'<span class="quoted" title="{title}">{entry["text"]}</span>'
+        source = html.escape(entry["quoted"], quote=False)
+        hidden = f'<span class="quoted-source"> (quoted from {source})</span>'
+        return f'<span class="quoted" tabindex="0">{entry["text"]}{hidden}</span>'
     if linked and entry.get("link") is not None:
         expect = f'{{: data-readout-expected="{entry["readout"]}" }}' if entry.get("readout") else ""
         return f'[{entry["text"]}](?{entry["link"]}#simulator "Open this setting in the simulator"){expect}'

@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from sitebuild import deployment, tables
 from sitebuild.claims import article_claims
 from sitebuild.config import SiteSettings, load_site_settings
-from sitebuild.figures import acceptance, beyond, cards, costs, engines, ladders, schedule, timing, validation
+from sitebuild.figures import acceptance, beyond, cards, costs, engines, ladders, pictures, schedule, timing, validation
 from sitebuild.figures.spec import FigureSpec
 from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.notation import notation_table
@@ -44,6 +44,7 @@ FIGDATA = "generated/figdata/"
 
 #: Every figure of the site, each module's in its order (:mod:`sitebuild.figures`).
 FIGURES: tuple[FigureSpec, ...] = (
+    *pictures.FIGURES,
     *ladders.FIGURES,
     *timing.FIGURES,
     *costs.FIGURES,

@@ -15,23 +15,36 @@ import plotly.graph_objects as go
 from sitebuild.config import ArticleDeployment
 from specmodel.model import drafters
 
+#: The verdict colours, against plain decoding (:func:`specmodel.formatting.verdict`): faster,
+#: within 3% of even (and the dashed 1.0x line, which is even), slower. They mean nothing else
+#: anywhere on the site: no drafter, part, engine or sequence colour takes them. The page's CSS
+#: has them as --sm-gain, --sm-even and --sm-loss (docs/stylesheets/extra.css).
+GAIN = "#0f9d8a"  # teal
+EVEN = "#8a8f98"  # grey
+LOSS = "#c8359d"  # magenta
+VERDICT = (GAIN, EVEN, LOSS)
+
 #: Drafter colours by role: the article's draft model, its larger draft, and the rest by name.
 ROLE_COLORS = {
-    "draft": "#3b6fd8",
-    "big_draft": "#d9822b",
-    "ngram": "#0f9d8a",
-    "eagle": "#7c6bd6",
-    "eagle-32k": "#5c8a2e",
-    "mtp": "#b5475b",
+    "draft": "#3b6fd8",  # blue
+    "big_draft": "#d9822b",  # orange
+    "ngram": "#a67c00",  # gold
+    "eagle": "#7c6bd6",  # purple
+    "eagle-32k": "#5c8a2e",  # green
+    "mtp": "#9c6b4e",  # brown
 }
-LOSS = "#c8359d"  # magenta: slower than plain decoding
 MEMORY = "#3b6fd8"
 COMPUTE = "#e0662f"
 IDLE = "#7c6bd6"
-NEUTRAL = "#8a8f98"
+#: What has neither a role nor a verdict: the target, plain decoding drawn as a series, outlines,
+#: the diagonal of a predicted-against-measured figure, a drafter without a role colour.
+MUTED = "#6b7280"  # dark grey
+#: Each engine's colour: the ideal roofline in the arithmetic's orange, the vLLM profile in purple.
+ENGINE_COLORS = {"ideal": COMPUTE, "vllm": "#7c6bd6"}
 #: The model draft under the same acceptance at every position (vs its falling profile).
 SAME_ACCEPTANCE = "#7c6bd6"
-SEQUENCE = ("#3b6fd8", "#0f9d8a", "#d9822b", "#c8359d", "#7c6bd6", "#5c8a2e", "#b5475b")
+#: Colours of series that are neither drafters nor verdicts (the drafters' own, in order).
+SEQUENCE = ("#3b6fd8", "#d9822b", "#7c6bd6", "#5c8a2e", "#a67c00", "#9c6b4e")
 REFERENCE = "reference"  # meta tag of traces the page re-colours with the scheme
 
 HEIGHT = 400
@@ -90,16 +103,18 @@ def reference_line(
     row: int | None = None,
     col: int | None = None,
     at: str = "left",
+    color: str = EVEN,
 ) -> None:
     """A dashed horizontal reference (the 1.0x line by default), tagged for re-theming, with
     a small label on single-panel figures: under the line at its left end (``at="left"``,
     where a speedup curve is usually well above 1x) or over it at its right end
-    (``at="right"``)."""
+    (``at="right"``). Its colour is the verdict "even" unless ``color`` says otherwise (a line
+    that is not the 1.0x one)."""
     trace = go.Scatter(
         x=[x0, x1],
         y=[y, y],
         mode="lines",
-        line={"dash": "dash", "width": 1.5, "color": NEUTRAL},
+        line={"dash": "dash", "width": 1.5, "color": color},
         name=label,
         meta=REFERENCE,
         hoverinfo="skip",
@@ -135,8 +150,8 @@ def drafter_role(name: str, deployment: ArticleDeployment) -> str:
 
 
 def drafter_color(name: str, deployment: ArticleDeployment) -> str:
-    """The colour of a drafter's traces (neutral for one without a role colour)."""
-    return ROLE_COLORS.get(drafter_role(name, deployment), NEUTRAL)
+    """The colour of a drafter's traces (MUTED for one without a role colour)."""
+    return ROLE_COLORS.get(drafter_role(name, deployment), MUTED)
 
 
 def drafter_label(name: str) -> str:

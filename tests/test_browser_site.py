@@ -96,7 +96,7 @@ def test_figure_json_is_fetched_only_when_the_figure_nears_the_viewport(page, si
     assert page.watch.errors == [] and page.watch.foreign == []
 
 
-#: Each figure control's state: Plotly's own (active step or button), the traces shown, and
+#: Each figure control's state: the layout's (active step or button), the traces shown, and
 #: the native control figures.js put above the plot (value, value text, label).
 CONTROL_STATE = """el => ({
     active: [...(el.layout.sliders || []), ...(el.layout.updatemenus || [])].map(c => c.active),
@@ -115,8 +115,8 @@ def _drawn(page, selector: str):
 
 
 def test_a_figure_slider_is_a_labelled_range_input_reachable_by_keyboard(page, site_server):
-    """The ladder's slider has a native, labelled range input above the plot: the arrow keys
-    step it, Plotly's slider follows, and the reverse; the narrow redraw keeps the choice."""
+    """The ladder's slider is a native, labelled range input above the plot (Plotly draws none):
+    the arrow keys step it, so does a click on its rail; the narrow redraw keeps the choice."""
     page.goto(site_server, wait_until="load")
     figure = _drawn(page, "#fig-ladder")
     start = figure.evaluate(CONTROL_STATE)
@@ -130,9 +130,9 @@ def test_a_figure_slider_is_a_labelled_range_input_reachable_by_keyboard(page, s
     moved = figure.evaluate(CONTROL_STATE)
     assert moved["native"][0]["value"] == "4" and moved["native"][0]["text"] == "4,096"
     assert moved["shown"] != start["shown"] and len(moved["shown"]) == len(start["shown"])
-    assert "4,096" in figure.locator(".slider-container").evaluate("g => g.textContent")
-    # Plotly's own slider moves the native one: a click at the left end of its rail picks step 0.
-    rail = figure.locator(".slider-rail-rect").bounding_box()
+    assert figure.locator(".slider-container").count() == 0
+    # The pointer: a click at the left end of the native rail picks step 0.
+    rail = page.locator("#fig-ladder-control-0").bounding_box()
     page.mouse.click(rail["x"] + 2, rail["y"] + rail["height"] / 2)
     page.wait_for_function("el => el.layout.sliders[0].active === 0", arg=figure.element_handle())
     assert figure.evaluate(CONTROL_STATE)["native"][0]["value"] == "0"
@@ -147,7 +147,7 @@ def test_a_figure_slider_is_a_labelled_range_input_reachable_by_keyboard(page, s
     assert page.watch.errors == []
 
 
-def test_a_figure_menu_is_a_labelled_select_that_follows_plotly_buttons(page, site_server):
+def test_a_figure_menu_is_a_labelled_select_and_plotly_draws_none(page, site_server):
     page.goto(site_server, wait_until="load")
     figure = _drawn(page, "#fig-breakeven")
     assert figure.evaluate(CONTROL_STATE)["native"] == [{"value": "0", "text": None, "label": "drafter"}]
@@ -158,17 +158,17 @@ def test_a_figure_menu_is_a_labelled_select_that_follows_plotly_buttons(page, si
     page.wait_for_function("el => el.layout.updatemenus[0].active === 2", arg=figure.element_handle())
     shown = figure.evaluate("el => el.data.filter(t => t.type === 'heatmap' && t.visible === true).map(t => t.name)")
     assert shown == ["n-gram lookup"]
-    figure.locator(".updatemenu-button").nth(4).click()
-    page.wait_for_function(
-        "el => el.parentNode.querySelector('select').value === '4'", arg=figure.element_handle(), timeout=5_000
-    )
-    assert figure.evaluate("el => el.layout.updatemenus[0].active") == 4
+    assert figure.locator(".updatemenu-container").count() == 0
+    page.focus("#fig-breakeven-control-0")
+    page.keyboard.press("End")
+    page.wait_for_function("el => el.layout.updatemenus[0].active === 4", arg=figure.element_handle())
+    assert page.locator("#fig-breakeven-control-0").evaluate("c => c.value") == "4"
     assert page.watch.errors == []
 
 
 def test_every_figure_with_a_plotly_control_has_a_native_one(page, site_server):
     for path, ids in {
-        "": ["ladder", "breakdown", "gamma", "gamma-schedule", "breakeven"],
+        "": ["timeline", "roofline", "ladder", "breakdown", "gamma", "gamma-schedule", "breakeven"],
         "hardware/": ["hardware"],
     }.items():
         page.goto(site_server + path, wait_until="load")

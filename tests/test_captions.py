@@ -1,6 +1,6 @@
-"""Every figure's caption says only what its figure shows: each thing a caption names that a
-reader looks for (a marker shape, a line style, a colour, a slider or a menu) is drawn in the
-figure's own JSON, as the site publishes it."""
+"""Every figure's caption says what its figure shows in one sentence, and only what it shows:
+each thing a caption names that a reader looks for (a marker shape, a line style, a colour, a
+slider or a menu) is drawn in the figure's own JSON, as the site publishes it."""
 
 from __future__ import annotations
 
@@ -13,15 +13,23 @@ import pytest
 
 from sitebuild.build import FIGURES
 
-#: The theme's colours a caption may name, by the word it uses.
+#: The theme's colours a caption may name, by the word it uses (sitebuild/theme.py): the verdict
+#: colours (teal a gain, grey even, magenta a loss), then the others. "dark grey" is matched
+#: before "grey", which then means the verdict's grey only.
 COLOURS = {
     "teal": {"#0f9d8a"},
-    "orange": {"#d9822b", "#e0662f"},
+    "dark grey": {"#6b7280"},
     "grey": {"#8a8f98"},
     "magenta": {"#c8359d"},
+    "orange": {"#d9822b", "#e0662f"},
     "blue": {"#3b6fd8"},
     "purple": {"#7c6bd6"},
+    "gold": {"#a67c00"},
+    "green": {"#5c8a2e"},
+    "brown": {"#9c6b4e"},
 }
+#: The end of a sentence: a full stop, question or exclamation mark before a space or the end.
+SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 #: Marker shapes a caption may name, by word -> the Plotly symbol it means (a substring).
 SHAPES = {"diamond": "diamond", "triangle": "triangle", "star": "star", "square": "square", "circle": "circle"}
 
@@ -83,6 +91,7 @@ def missing(caption: str, shown: dict[str, set[str]]) -> list[str]:
     for word, colours in COLOURS.items():
         if re.search(rf"\b{word}\b", text) and not colours & shown["colours"]:
             gaps.append(word)
+        text = re.sub(rf"\b{word}\b", "", text)  # "dark grey" is not also "grey"
     if re.search(r"\bsliders?\b", text) and "slider" not in shown["controls"]:
         gaps.append("slider")
     if re.search(r"\b(menu|buttons?)\b", text) and "menu" not in shown["controls"]:
@@ -92,6 +101,12 @@ def missing(caption: str, shown: dict[str, set[str]]) -> list[str]:
     return gaps
 
 
+def sentences(caption: str) -> int:
+    """How many sentences ``caption`` has: its sentence ends (an abbreviation such as "e.g."
+    counts as one, which is why captions avoid them)."""
+    return len(SENTENCE_END.findall(caption.strip()))
+
+
 def test_the_checker_catches_a_caption_that_names_what_is_not_drawn():
     shown = {"symbols": {"circle"}, "dashes": {"solid"}, "colours": {"#3b6fd8"}, "types": {"scatter"}}
     shown["controls"] = set()
@@ -99,6 +114,22 @@ def test_the_checker_catches_a_caption_that_names_what_is_not_drawn():
         "open markers", "diamond", "teal", "slider"
     ]  # fmt: skip
     assert missing("Blue circles, one per rung.", shown) == []
+    assert missing("Dark grey lines.", {**shown, "colours": {"#8a8f98"}}) == ["dark grey"]
+    assert missing("Dark grey lines.", {**shown, "colours": {"#6b7280"}}) == []
+    assert missing("Grey points are even.", {**shown, "colours": {"#6b7280"}}) == ["grey"]
+
+
+def test_the_sentence_count_sees_every_sentence_end():
+    assert sentences("One point per rung, open where it does not fit.") == 1
+    assert sentences("Speedup against γ (off: 1x); the slider adds a third curve.") == 1
+    assert sentences("Lines: the model. Diamonds: the measurements.") == 2
+    assert sentences("Each guess, e.g. the first, reaches the output.") == 2
+    assert sentences("No full stop at the end") == 0
+
+
+@pytest.mark.parametrize("spec", FIGURES, ids=[s.id for s in FIGURES])
+def test_each_caption_is_one_sentence(spec):
+    assert sentences(spec.caption) == 1 and spec.caption.rstrip().endswith("."), spec.caption
 
 
 @pytest.mark.parametrize("spec", FIGURES, ids=[s.id for s in FIGURES])

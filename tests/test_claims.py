@@ -166,7 +166,7 @@ def test_a_speedup_within_three_percent_of_1x_is_even_everywhere():
     assert [formatting.verdict(x) for x in (1.04, 1.03, 1.0, 0.97, 0.96)] == [
         "faster", "even", "even", "even", "slower"
     ]  # fmt: skip
-    assert point_colors([1.5, 1.002, 0.9], "#123456") == ["#123456", theme.NEUTRAL, theme.LOSS]
+    assert point_colors([1.5, 1.002, 0.9], "#123456") == ["#123456", theme.EVEN, theme.LOSS]
     s = float(evaluate(concurrency=1024, gamma=1).speedup)
     assert formatting.times(s) == "1.00x" and formatting.verdict(s) == "even"
     data = ladders.breakeven_map(SiteSettings())

@@ -86,6 +86,8 @@ def test_each_figure_reserves_its_height_and_its_controls_rows(generated):
         "gamma-schedule",
         "breakeven",
         "hardware",
+        "timeline",
+        "roofline",
     }
 
 

@@ -47,7 +47,7 @@ def _matches(shown: str, value: float) -> bool:
 
 
 def test_one_sequence_throughputs_and_speedup(article):
-    m = re.search(r"drafting: ([\d,]+) tokens/s against ([\d,]+), ([\d.]+)x", article)
+    m = re.search(r"comes out ahead: ([\d,]+) tokens/s against ([\d,]+), ([\d.]+)x", article)
     assert m, "sentence with the one-sequence throughputs not found"
     ev = evaluate(concurrency=1)
     assert _matches(m.group(1), float(ev.spec_tokens_per_s))
@@ -56,80 +56,74 @@ def test_one_sequence_throughputs_and_speedup(article):
 
 
 def test_speedup_at_64_and_1024_sequences(article):
-    m64 = re.search(r"At 64 sequences the draft model at γ = 4 loses: ([\d.]+)x, (\d+)% slower", article)
-    m1024 = re.search(r"At 1,024 sequences the draft model at γ = 4 gives ([\d.]+)x", article)
+    m64 = re.search(r"At 64 sequences the draft model at the same γ loses: ([\d.]+)x\.", article)
+    m1024 = re.search(r"At 1,024 sequences the draft model at the same γ gives ([\d.]+)x, a loss", article)
     assert m64 and m1024
-    s64 = float(evaluate(concurrency=64).speedup)
-    assert _matches(m64.group(1), s64)
-    assert _matches(m64.group(2), 100 * (1 - s64))
-    assert _matches(m1024.group(1), float(evaluate(concurrency=1024).speedup))
+    s64, s1024 = float(evaluate(concurrency=64).speedup), float(evaluate(concurrency=1024).speedup)
+    assert _matches(m64.group(1), s64) and s64 < 0.97
+    assert _matches(m1024.group(1), s1024) and s1024 < 0.97
 
 
 def test_verify_pass_figures(article):
-    m = re.search(
-        r"moves ([\d.]+) GiB and does ([\d.]+) TFLOP, ([\d.]+) ms of memory time against ([\d.]+) ms", article
-    )
+    m = re.search(r"At one sequence its memory traffic takes ([\d.]+) ms, and its arithmetic finishes within", article)
     assert m
     ev = evaluate()
-    assert _matches(m.group(1), float(ev.verify_bytes) / 2**30)
-    assert _matches(m.group(2), float(ev.verify_flops) / 1e12)
-    assert _matches(m.group(3), float(ev.verify_memory_time) * 1e3)
-    assert _matches(m.group(4), float(ev.verify_compute_time) * 1e3)
+    assert _matches(m.group(1), float(ev.verify_memory_time) * 1e3)
+    assert float(ev.verify_compute_time) < float(ev.verify_memory_time)
 
 
 def test_idle_shares(article):
-    m = re.search(
-        r"nothing to do for (\d+)% of the pass.*?drops to (\d+)% at 32 sequences, (\d+)% at 64 and (\d+)% at 1,024",
-        article,
-    )
-    assert m
-    for shown, b in zip(m.groups(), (1, 32, 64, 1024)):
-        assert _matches(shown, 100 * float(evaluate(concurrency=b).verify_idle)), b
+    m1 = re.search(r"At one sequence they sit idle for (\d+)% of even the verify pass", article)
+    m64 = re.search(r"the idle share of the verify pass falls, to (\d+)% at 64 sequences", article)
+    assert m1 and m64
+    for m, b in ((m1, 1), (m64, 64)):
+        assert _matches(m.group(1), 100 * float(evaluate(concurrency=b).verify_idle)), b
+    assert float(evaluate(concurrency=64).verify_idle) < float(evaluate(concurrency=1).verify_idle)
 
 
-def test_gamma_ladder(article):
-    m = re.search(
-        r"speedup is ([\d.]+)x at γ = 1, ([\d.]+)x at 3, ([\d.]+)x at 4, ([\d.]+)x at 6 and ([\d.]+)x at 10",
-        article,
-    )
+def test_gamma_peak(article):
+    m = re.search(r"the speedup rises with γ, peaks at γ = (\d+) and falls again", article)
     assert m
-    for shown, g in zip(m.groups(), (1, 3, 4, 6, 10)):
-        assert _matches(shown, float(evaluate(gamma=g).speedup)), g
+    curve = [float(evaluate(gamma=g).speedup) for g in range(1, 11)]
+    best = curve.index(max(curve)) + 1
+    assert int(m.group(1)) == best and 1 < best < 10
 
 
 def test_bigger_draft(article):
-    m = re.search(r"Qwen3-1.7B gives ([\d.]+)x at one sequence instead of ([\d.]+)x", article)
+    assert "At the same α, though, Qwen3-1.7B is the slower drafter" in article
+    assert float(evaluate(drafter="qwen3-1.7b").speedup) < float(evaluate().speedup)
+    m = re.search(
+        r"at an optimistic α = 0.95 it reaches only ([\d.]+)x, short of Qwen3-0.6B at 0.75 \(([\d.]+)x\)", article
+    )
     assert m
-    assert _matches(m.group(1), float(evaluate(drafter="qwen3-1.7b").speedup))
+    assert _matches(m.group(1), float(evaluate(drafter="qwen3-1.7b", alpha=0.95).speedup))
     assert _matches(m.group(2), float(evaluate().speedup))
 
 
 def test_the_reachable_batch_with_and_without_the_draft(article):
     m = re.search(
-        r"the memory holds ([\d,]+) sequences decoding plainly but only ([\d,]+) with the draft, (\d+)% fewer", article
+        r"the memory holds ([\d,]+) sequences with the draft where it holds ([\d,]+) decoding plainly", article
     )
     assert m, "capacity sentence not found"
     ev = evaluate(context=2048)
-    assert int(_num(m.group(1))) == int(ev.max_concurrency_without_draft)
-    assert int(_num(m.group(2))) == int(ev.max_concurrency)
-    assert _matches(m.group(3), 100 * (1 - float(ev.max_concurrency) / float(ev.max_concurrency_without_draft)))
+    assert int(_num(m.group(1))) == int(ev.max_concurrency)
+    assert int(_num(m.group(2))) == int(ev.max_concurrency_without_draft)
 
 
 def test_which_of_the_articles_scenarios_do_not_fit(article):
-    m = re.search(r"From ([\d,]+) sequences at a 2,048-token prompt the target and its draft need more than", article)
+    m = re.search(r"From ([\d,]+) sequences at the default prompt the target and its draft need more than", article)
     assert m
     b = int(_num(m.group(1)))
     assert not bool(evaluate(concurrency=b).fits) and bool(evaluate(concurrency=b // 2).fits)
-    m = re.search(r"the 64 sequences at 8,192 tokens of section 4 need ([\d,.]+) GiB, too much as well", article)
-    ev = evaluate(concurrency=64, context=8192)
-    assert m and _matches(m.group(1), float(ev.memory_required_bytes) / 2**30) and not bool(ev.fits)
+    assert "the long prompts of section 2 do not fit at 64 sequences either" in article
+    assert not bool(evaluate(concurrency=64, context=8192).fits)
 
 
 def test_the_head_keeps_its_speedup_at_64_sequences(article):
-    m = re.search(r"drafting takes (\d+)%, and speculation gains ([\d.]+)x", article)
+    m = re.search(r"the EAGLE head, with its one-layer cache, still gains ([\d.]+)x", article)
     assert m
     ev = evaluate(concurrency=64, drafter="eagle")
-    assert _matches(m.group(1), 100 * float(ev.draft_share)) and _matches(m.group(2), float(ev.speedup))
+    assert _matches(m.group(1), float(ev.speedup))
     assert float(ev.speedup) > 1 > float(evaluate(concurrency=64).speedup)
 
 
@@ -154,18 +148,14 @@ SHAREGPT = {"context": 355, "generated_tokens": 740, "gamma": 3}
 
 
 def test_the_article_says_how_many_gpus_its_large_scenarios_need(article):
-    m = re.search(
-        r"The 64 sequences at 8,192 tokens fit on (\d+) GPUs, where the draft model gives ([\d.]+)x, still a loss",
-        article,
-    )
+    m = re.search(r"The long-prompt scenario fits on (\d+) GPUs and the draft model still loses there", article)
     assert m, "sentence on 64 sequences at 8,192 tokens over several GPUs not found"
     tp = int(m.group(1))
     ev = evaluate(concurrency=64, context=8192, tensor_parallel=[tp // 2, tp])
-    assert list(ev.fits) == [False, True]
-    assert _matches(m.group(2), float(ev.speedup[1])) and float(ev.speedup[1]) < 0.97
+    assert list(ev.fits) == [False, True] and float(ev.speedup[1]) < 0.97
     m = re.search(
-        r"The 1,024-sequence scenario does not fit on 8 GPUs with the draft model, but plain decoding fits on (\d+), "
-        r"and so does an EAGLE head, which adds almost no memory, on (\d+)",
+        r"The 1,024-sequence scenario does not fit on 8 GPUs with the draft model\. Plain decoding fits on (\d+), "
+        r"and an EAGLE head, which adds almost no memory, fits on as many",
         article,
     )
     assert m, "sentence on 1,024 sequences over eight GPUs not found"
@@ -173,7 +163,7 @@ def test_the_article_says_how_many_gpus_its_large_scenarios_need(article):
     plain = evaluate(concurrency=1024, tensor_parallel=[4, 8], drafter="ngram")
     eagle = evaluate(concurrency=1024, tensor_parallel=[4, 8], drafter="eagle")
     assert not ev.fits.any() and list(plain.fits) == [False, True] and list(eagle.fits) == [False, True]
-    assert m.group(1) == m.group(2) == "8"
+    assert m.group(1) == "8"
 
 
 def test_the_gpus_70b_needs_are_the_models(beyond):

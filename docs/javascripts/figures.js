@@ -15,11 +15,13 @@
  * is redrawn with the other variant, keeping the reader's choices; data-layout says which is
  * drawn.
  *
- * Plotly's own sliders and menus cannot be reached with the keyboard, so each gets a native
- * control above the plot: a range input for a slider (labelled with the slider's prefix, its
- * step labels as aria-valuetext), a select for a menu (labelled with the menu's name). They
- * apply the same step or button as Plotly's control and follow it when the reader uses that
- * one instead. Nothing of the model is computed here. */
+ * Each slider and menu of a figure's layout is one native control above the plot, aligned
+ * with the plot's left edge: a range input for a slider (labelled with the slider's prefix, its
+ * step labels as aria-valuetext), a select for a menu (labelled with the menu's name), both
+ * reached with the keyboard as with the pointer. Plotly does not draw its own (they are set
+ * invisible before the figure is drawn, and take no room in its layout); a native control
+ * applies a step or button exactly as Plotly's would (its method and arguments), then marks it
+ * active in the layout, so that a redraw keeps it. Nothing of the model is computed here. */
 (function () {
   "use strict";
 
@@ -93,10 +95,6 @@
       patch[axis + ".tickfont.color"] = colors.text;
       patch[axis + ".title.font.color"] = colors.text;
     });
-    (layout.sliders || []).forEach(function (_, i) {
-      patch["sliders[" + i + "].font.color"] = colors.text;
-      patch["sliders[" + i + "].currentvalue.font.color"] = colors.text;
-    });
     (layout.annotations || []).forEach(function (a, i) {
       if (!a.font || !a.font.color) patch["annotations[" + i + "].font.color"] = colors.text;
     });
@@ -124,6 +122,12 @@
       el.dataset.theme = document.body.getAttribute("data-md-color-scheme") || "default";
     });
   }
+
+  /* [layout key, key of its steps] of a figure's sliders and menus. */
+  var KINDS = [
+    ["sliders", "steps"],
+    ["updatemenus", "buttons"],
+  ];
 
   /* Below this width (px) a figure is drawn with its narrow variant (extra.css reserves the
    * narrow variant's height under the same width). */
@@ -155,7 +159,7 @@
   }
 
   /* The figure as built (``figure``, or parsed again from its JSON), with the narrow variant
-   * written into it if asked for. */
+   * written into it if asked for, and its sliders and menus hidden: the page draws them. */
   function variant(el, layout, figure) {
     figure = figure || JSON.parse(el._json);
     var narrow = figure.layout.meta && figure.layout.meta.narrow;
@@ -171,16 +175,15 @@
         });
       });
     }
+    KINDS.forEach(function (pair) {
+      (figure.layout[pair[0]] || []).forEach(function (item) {
+        item.visible = false;
+      });
+    });
     return figure;
   }
 
-  /* ---- Native controls for Plotly's sliders and menus ---- */
-
-  /* [layout key, key of its steps] of the controls Plotly draws. */
-  var KINDS = [
-    ["sliders", "steps"],
-    ["updatemenus", "buttons"],
-  ];
+  /* ---- Native controls for the figure's sliders and menus ---- */
 
   /* The name a control is labelled with: a slider's current-value prefix, a menu's name. */
   function controlName(kind, item) {
@@ -270,8 +273,9 @@
     });
   }
 
-  /* Apply step (or button) k of a control as Plotly's own control would, then move Plotly's
-   * control to it. One change at a time, in the order the reader made them. */
+  /* Apply step (or button) k of a control as Plotly's own control would (the step's method
+   * with its arguments), then mark it active in the layout. One change at a time, in the order
+   * the reader made them. */
   function choose(el, spec, k) {
     el._choosing = (el._choosing || Promise.resolve())
       .then(function () {
@@ -297,15 +301,30 @@
     return el._choosing;
   }
 
-  /* After each draw: the controls exist, show the figure's state, and follow Plotly's own. */
+  /* The left and right margins of the plot area, in px, as Plotly laid it out. */
+  function plotMargins(el) {
+    var size = el._fullLayout && el._fullLayout._size;
+    return size ? { left: Math.round(size.l), right: Math.round(size.r) } : null;
+  }
+
+  /* Line the controls up with the plot's left and right edges (extra.css pads them so). */
+  function alignControls(el) {
+    var box = el._controls && el._controls[0].label.closest(".specfig-controls");
+    var margins = plotMargins(el);
+    if (box && margins) {
+      box.style.setProperty("--specfig-plot-left", margins.left + "px");
+      box.style.setProperty("--specfig-plot-right", margins.right + "px");
+    }
+  }
+
+  /* After each draw: the controls exist, show the figure's state, and stay lined up with its
+   * plot whenever Plotly lays it out again (a new width; each draw starts without listeners). */
   function wireControls(el) {
     if (!el._controls) createControls(el);
     if (!el._controls) return;
-    ["plotly_sliderchange", "plotly_buttonclicked"].forEach(function (event) {
-      if (el.removeAllListeners) el.removeAllListeners(event);
-      el.on(event, function () {
-        syncControls(el);
-      });
+    alignControls(el);
+    el.on("plotly_afterplot", function () {
+      alignControls(el);
     });
     syncControls(el);
   }

@@ -1,5 +1,5 @@
 /* The simulator at the top of the article. Embedded in the page by the site build
- * (sitebuild/simulator_markup.py), right after the simulator's markup, so it runs as soon as
+ * (sitebuild/simulator/markup.py), right after the simulator's markup, so it runs as soon as
  * that part of the page has arrived, before anything else on the page is fetched or run.
  *
  * It looks every readout up in the data the build computed with specmodel and formats it;
@@ -9,8 +9,9 @@
  * so the first answer needs no request; any other setting needs one small file, and the slices
  * a reader is likely to need next are fetched while the browser is idle. Until the numbers for
  * the current controls are here, the readouts say so, and the reader's choices are kept. The
- * setting lives in the page URL (?concurrency=64&gamma=2...). The only arithmetic is drawing:
- * the ladder's log scale is chosen for the bars in view. */
+ * setting lives in the page URL (?concurrency=64&gamma=2...); Reset returns every control to the
+ * article's setting and takes it out of the URL. The only arithmetic is drawing: the ladder's
+ * log scale is chosen for the bars in view, and the time bars are scaled to the longer one. */
 (function () {
   "use strict";
 
@@ -208,6 +209,15 @@
     else window.history.replaceState(window.history.state, "", url);
   }
 
+  function clearUrl() {
+    /* The address without the simulator's setting (and without its #simulator anchor). */
+    var params = new URLSearchParams(window.location.search);
+    meta.axis_order.forEach(function (name) { params.delete(name); });
+    var query = params.toString();
+    var hash = window.location.hash === "#simulator" ? "" : window.location.hash;
+    window.history.replaceState(window.history.state, "", window.location.pathname + (query ? "?" + query : "") + hash);
+  }
+
   function key(setting) {
     return meta.axis_order.map(function (n) { return n + "=" + setting[n]; }).join("&");
   }
@@ -242,9 +252,51 @@
       row.querySelector("[data-part-spec]").textContent = fixed(spec, part.decimals) + "%";
       row.hidden = plain === 0 && spec === 0;
     });
-    root.querySelector("[data-part-total]").textContent = fixed(at(meta.parts_total, setting), meta.parts_total.decimals) + "%";
+    var total = fixed(at(meta.parts_total, setting), meta.parts_total.decimals) + "%";
+    root.querySelectorAll("[data-part-total]").forEach(function (el) { el.textContent = total; });
     root.querySelector("[data-best-gamma]").textContent = bestGammaText(setting);
     root.querySelector("[data-schedule]").textContent = scheduleLine(setting);
+    renderSizes(setting);
+    renderEngineOnly(setting);
+    renderTime(setting);
+  }
+
+  function renderSizes(setting) {
+    /* The drafter's and the target's sizes beside their ratio (GiB, KiB: the build's units). */
+    root.querySelectorAll("[data-size]").forEach(function (el) {
+      var fields = meta.sizes.fields[el.getAttribute("data-size")];
+      el.textContent = meta.sizes.text
+        .replace("{draft}", readoutText(fields.draft, at(fields.draft, setting)))
+        .replace("{target}", readoutText(fields.target, at(fields.target, setting)));
+    });
+  }
+
+  function renderEngineOnly(setting) {
+    /* A readout the engine does not define is hidden, and a note says why (the build lists
+     * the engines that define it). */
+    root.querySelectorAll("[data-engine-only]").forEach(function (row) {
+      var defined = meta.engine_only[row.getAttribute("data-engine-only")].indexOf(setting.engine) >= 0;
+      row.querySelector("[data-readout]").hidden = !defined;
+      row.querySelector("[data-engine-note]").hidden = defined;
+    });
+  }
+
+  function renderTime(setting) {
+    /* Two stacked bars, plain and speculative, of each part's share of a plain step (the plain
+     * bar's whole is 100%), scaled so that the longer bar fills its track. */
+    var total = at(meta.parts_total, setting);
+    var whole = 100 * Math.pow(10, meta.parts_total.decimals);
+    var scale = Math.max(whole, total);
+    var stacks = root.querySelector("[data-stacks]");
+    stacks.style.setProperty("--whole", ((100 * whole) / scale).toFixed(2) + "%");
+    root.querySelectorAll("[data-stack]").forEach(function (stack) {
+      var mode = stack.getAttribute("data-stack");
+      stack.querySelectorAll("[data-seg]").forEach(function (seg) {
+        var units = at(meta.parts[seg.getAttribute("data-seg")][mode], setting);
+        seg.style.width = ((100 * units) / scale).toFixed(2) + "%";
+        seg.hidden = units === 0;
+      });
+    });
   }
 
   function bestGammaText(setting) {
@@ -290,7 +342,6 @@
     var position = function (x) { return (100 * (Math.log(x) - lo)) / span; };
     var one = position(1);
     root.querySelector(".specsim__results").style.setProperty("--one", one.toFixed(1) + "%");
-    var color = meta.colors.drafters[setting.drafter];
     rungs.forEach(function (rung, i) {
       var b = Number(rung.getAttribute("data-concurrency"));
       var here = Object.assign({}, setting, { concurrency: b });
@@ -301,7 +352,6 @@
       var bar = rung.querySelector(".specsim__bar");
       bar.style.left = Math.min(one, end).toFixed(1) + "%";
       bar.style.width = Math.abs(end - one).toFixed(1) + "%";
-      bar.style.background = said === "slower" ? meta.colors.loss : said === "even" ? meta.colors.even : color;
       rung.querySelector(".specsim__value").textContent = readoutText(field, u);
       rung.classList.toggle("is-loss", said === "slower");
       rung.classList.toggle("is-even", said === "even");
@@ -375,8 +425,9 @@
      * (the headline is busy meanwhile, so a screen reader announces only the answer). */
     root.setAttribute("data-state", "loading");
     root.querySelector(".specsim__headline").setAttribute("aria-busy", "true");
-    root.querySelectorAll("[data-readout], [data-fits], [data-acceptance], [data-part-plain], [data-part-spec], [data-part-total], [data-best-gamma], [data-schedule]")
+    root.querySelectorAll("[data-readout], [data-fits], [data-acceptance], [data-part-plain], [data-part-spec], [data-part-total], [data-best-gamma], [data-schedule], [data-size]")
       .forEach(function (el) { el.textContent = meta.pending; });
+    root.querySelectorAll("[data-seg]").forEach(function (el) { el.style.width = "0"; });
     root.querySelectorAll("[data-ladder] .specsim__value").forEach(function (el) { el.textContent = meta.pending; });
     root.querySelector("[data-verdict]").textContent = "(loading the numbers for this setting)";
     root.querySelector("[data-log]").textContent = meta.pending;
@@ -466,6 +517,14 @@
       writeForm(setting);
       update(false);
     });
+  });
+  var reset = root.querySelector("[data-reset]");
+  reset.hidden = false; /* a control of the script's: without it, nothing to reset */
+  reset.addEventListener("click", function () {
+    var setting = Object.assign({}, meta.defaults);
+    writeForm(setting);
+    clearUrl();
+    show(setting);
   });
   root.querySelector("[data-resample]").addEventListener("click", function () {
     if (root.getAttribute("data-state") === "ready") renderTokens(readForm());

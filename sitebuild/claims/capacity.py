@@ -9,17 +9,11 @@ from sitebuild.claims.core import Said, claim, composed, phrase
 from sitebuild.claims.words import count, first_rung, rung, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import gib, percent, plain, times
+from sitebuild.numbers.text import percent, plain
 from specmodel.model import constants as declared
 from specmodel.model.memory import cards_needed
 from specmodel.model.scenario import TENSOR_PARALLEL
 from specmodel.model.specs import get_hardware
-
-_LARGE = (
-    " From {first_unfit} sequences at a 2,048-token prompt the target and its draft need more than {where}: the "
-    "1,024-sequence scenario asks for {hbm_b1024}, {times_usable} times what is usable ({hbm_plain_b1024} without "
-    "the draft)"
-)
 
 
 def _where(settings: SiteSettings) -> str:
@@ -35,11 +29,6 @@ def fits_ladder(settings: SiteSettings) -> Said:
     ladder = one(settings, concurrency=LADDER)
     first_unfit = first_rung(LADDER, ~np.asarray(ladder.fits))
     values = {
-        "hbm_b1": gib(d.memory_required_bytes),
-        "hbm_b64": gib(b64.memory_required_bytes),
-        "hbm_b1024": gib(b1024.memory_required_bytes, 0),
-        "hbm_plain_b1024": gib(one(settings, concurrency=1024, drafter="ngram").memory_required_bytes, 0),
-        "hbm_b64_t8192": gib(long.memory_required_bytes),
         "times_usable": plain(cards_needed(b1024.memory_required_bytes, d.usable_memory_bytes), 0),
         "first_unfit": rung(first_unfit),
         "where": phrase(_where(settings)),
@@ -49,10 +38,15 @@ def fits_ladder(settings: SiteSettings) -> Said:
     return claim("fits_ladder", outcome, values)
 
 
-_TP_LEAD = (
-    "Tensor parallelism splits the weights and caches over several GPUs (the page [Beyond one GPU](beyond.md) runs "
-    "a 70B model that way)."
-)
+def _without_draft(tps: np.ndarray, plain_fits: np.ndarray, eagle_fits: np.ndarray) -> str:
+    """Whether plain decoding fits on some group of ``tps`` GPUs and, if so, whether an EAGLE
+    head fits on as few (``eagle_same``), only on more (``eagle_more``) or on none
+    (``eagle_unfit``): ``plain_fits:eagle_same`` and so on."""
+    plain_tp, eagle_tp = first_rung(tps, plain_fits), first_rung(tps, eagle_fits)
+    if plain_tp is None:
+        return f"plain_unfit:eagle_{'unfit' if eagle_tp is None else 'fits'}"
+    eagle = "unfit" if eagle_tp is None else "same" if eagle_tp == plain_tp else "more"
+    return f"plain_fits:eagle_{eagle}"
 
 
 def fits_more_gpus(settings: SiteSettings) -> Said:
@@ -67,19 +61,13 @@ def fits_more_gpus(settings: SiteSettings) -> Said:
     speedup_long = long.speedup[at_long]
     values = {
         "tp_long": rung(tp_long),
-        "speedup_long": times(speedup_long),  # on more GPUs than the simulator's: not linked
         "tp_max": plain(tps[-1], 0),
         "tp_big": rung(first_rung(tps, big.fits)),
         "tp_plain_big": rung(first_rung(tps, big_plain.fits)),
         "tp_eagle_big": rung(first_rung(tps, big_eagle.fits)),
     }
     long_outcome = "unfit" if tp_long is None else f"fits:{verdict(speedup_long)}"
-    fit = {True: "fits", False: "unfit"}
-    big_outcome = (
-        "big_fits"
-        if big.fits.any()
-        else (f"big_unfit:plain_{fit[bool(big_plain.fits.any())]}:eagle_{fit[bool(big_eagle.fits.any())]}")
-    )
+    big_outcome = "big_fits" if big.fits.any() else f"big_unfit:{_without_draft(tps, big_plain.fits, big_eagle.fits)}"
     facets = [("long_prompts", long_outcome), ("1_024_sequences", big_outcome)]
     return composed("fits_more_gpus", facets, values)
 

@@ -9,7 +9,7 @@ from sitebuild.claims.core import Said, claim, composed
 from sitebuild.claims.words import first_rung, fitting, not_faster, rung, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import name, plain, speedup_at
+from sitebuild.numbers.text import name, plain
 from specmodel.model.scenario import GAMMAS
 from specmodel.model.specs import get_architecture
 
@@ -22,11 +22,10 @@ def _shape(curve: np.ndarray) -> tuple[str, int]:
 
 
 def gamma_b1(settings: SiteSettings) -> Said:
-    """The speedup against gamma at one sequence, and where it peaks."""
+    """Where the speedup against gamma at one sequence peaks."""
     curve = one(settings, gamma=G).speedup
     shape, best = _shape(curve)
-    values = {f"g{g}": speedup_at(curve[g - 1], gamma=g) for g in (1, 3, 4, 6, 10)}
-    values.update(draft=name(get_architecture(settings.deployment.draft).name), best=plain(best, 0))
+    values = {"draft": name(get_architecture(settings.deployment.draft).name), "best": plain(best, 0)}
     return claim("gamma_b1", shape, values)
 
 
@@ -37,11 +36,7 @@ def gamma_b32(settings: SiteSettings) -> Said:
     best1, best32 = int(G[np.argmax(c1)]), int(G[np.argmax(c32)])
     where = "lower" if np.all(c32 < c1) else "not_lower"
     order = "earlier" if best32 < best1 else "same" if best32 == best1 else "later"
-    values = {
-        "best": plain(best32, 0),
-        "best_speedup": speedup_at(np.max(c32), concurrency=32, gamma=best32),
-        "g10": speedup_at(c32[-1], concurrency=32, gamma=10),
-    }
+    values = {"best": plain(best32, 0)}
     facets = [("level", where), ("peak", order),
               ("end", verdict(c32[-1]))]  # fmt: skip
     return composed("gamma_b32", facets, values)
@@ -58,14 +53,7 @@ def gamma_by_concurrency(settings: SiteSettings) -> Said:
     b1, b32, b64 = int(best[0]), int(best[i32]), int(best[i64])
     shape = "flat" if b1 == b32 == b64 else "shrinks" if b1 >= b32 >= b64 else "other"
     end = "never" if no_gain is None else "none" if no_gain == 1 else "ends"
-    values = {
-        "best_b1": plain(b1, 0),
-        "best_b32": plain(b32, 0),
-        "best_b64": plain(b64, 0),
-        "best_speedup_b64": speedup_at(top[i64], concurrency=64, gamma=b64),
-        "no_gain": rung(no_gain),
-        "last_fit": plain(int(LADDER[fits][-1]) if fits.any() else 1, 0),
-    }
+    values = {"best_b1": plain(b1, 0), "best_b64": plain(b64, 0), "no_gain": rung(no_gain)}
     facets = [("shape", shape), ("end", end)]
     return composed("gamma_by_concurrency", facets, values)
 

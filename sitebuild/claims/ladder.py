@@ -1,4 +1,4 @@
-"""Claims of section 4, up the ladder: what the time of a step goes to at one sequence, at
+"""Claims of section 2, up the ladder: what the time of a step goes to at one sequence, at
 tens of sequences and near a thousand, and how the prompt's length moves it."""
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ from sitebuild.claims.words import (
     not_faster,
     part,
     rung,
-    settings_gamma,
     verdict,
 )
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import at, percent, plain, speedup_at, times
+from sitebuild.numbers.text import at, plain, speedup_at, times
 
 
 def rung_b1(settings: SiteSettings) -> Said:
@@ -30,20 +29,15 @@ def rung_b1(settings: SiteSettings) -> Said:
     base = d.base_time_parts
     share = part(base, "target_weights") / float(np.sum(base))
     values = {
-        "weights_share": percent(share),
-        "mal_b1": at(plain(d.mean_acceptance_length), "mean_acceptance_length"),
-        "draft_share_b1": at(percent(d.draft_share), "draft_share"),
         "spec_tps_b1": at(plain(d.spec_tokens_per_s, 0), "spec_tokens_per_s"),
         "base_tps_b1": at(plain(d.base_tokens_per_s, 0), "base_tokens_per_s"),
         "speedup_b1": speedup_at(d.speedup),
     }
-    largest = largest_part(base)
-    if largest != "target_weights":  # another part leads (all-reduces over many GPUs, the engine's fixed costs)
-        values["largest_share"] = percent(part(base, largest) / float(np.sum(base)))
+    largest = largest_part(base)  # another part may lead (all-reduces over many GPUs, the engine's fixed costs)
     outcome = f"{'target_weights' if largest == 'target_weights' else 'other'}:{verdict(d.speedup)}"
     weights = "nearly_all" if share > 0.9 else "mostly" if share > 0.5 else "partly"
     load, more = load_facets(settings, "b1", concurrency=1)
-    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    values.update(more)
     facets = [("outcome", outcome), ("weights_words", weights), ("largest_words", largest), *load]
     return composed("rung_b1", facets, values)
 
@@ -52,25 +46,12 @@ def rung_b64(settings: SiteSettings) -> Said:
     """At 64 sequences: the verdict and the part of the speculative step that grew most over
     the plain step (the draft's cache reads, or the verify pass's arithmetic)."""
     d = one(settings, concurrency=64)
-    spec, base = d.spec_time_parts, d.base_time_parts
-    plain_step = float(np.sum(base))
-    verify_time = sum(part(spec, p) for p in ("target_weights", "target_kv", "target_arithmetic"))
-    plain_target = sum(part(base, p) for p in ("target_weights", "target_kv", "target_arithmetic"))
-    per_pass = verify_time * float(d.mean_acceptance_length) / plain_target
-    largest = largest_extra(spec, base)
-    values = {
-        "speedup_b64": speedup_at(d.speedup, concurrency=64),
-        "slower_b64": percent(1 - float(d.speedup)),
-        "idle_b64": at(percent(d.verify_idle), "verify_idle", concurrency=64),
-        "verify_vs_plain": times(per_pass),
-        "mal_b64": plain(d.mean_acceptance_length),
-        "draft_share_b64": at(percent(d.draft_share), "draft_share", concurrency=64),
-        "draft_kv_share": percent(part(spec, "draft_kv") / plain_step),
-    }
+    largest = largest_extra(d.spec_time_parts, d.base_time_parts)
+    values = {"speedup_b64": speedup_at(d.speedup, concurrency=64)}
     reason = largest if largest in ("draft_kv", "target_arithmetic") else "other"
     state = "memory_bound" if float(d.verify_idle) > 0.01 else "compute_bound"
     load, more = load_facets(settings, "b64", concurrency=64)
-    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    values.update(more)
     facets = [("verdict", verdict(d.speedup)), ("reason", reason), ("verify_state", state), ("largest_words", largest),
               *load]  # fmt: skip
     return composed("rung_b64", facets, values)
@@ -91,12 +72,7 @@ def ngram_ladder(settings: SiteSettings) -> Said:
     values = {
         "ngram_min": times(np.min(s)),
         "ngram_max": times(np.max(s)),
-        "ngram_b64": speedup_at(
-            one(settings, concurrency=64, drafter="ngram").speedup, concurrency=64, drafter="ngram"
-        ),
         "ngram_stop": rung(stop),
-        "ngram_top": plain(int(rungs[-1]), 0),
-        "fitted_b1": speedup_at(f[0], drafter="ngram", engine=FITTED_ENGINE),
         "fitted_top": speedup_at(f[-1], concurrency=int(rungs[-1]), drafter="ngram", engine=FITTED_ENGINE),
         "fitted_stop": rung(fitted_stop),
     }
@@ -117,11 +93,10 @@ def rung_b1024(settings: SiteSettings) -> Said:
     level = "gone" if idle <= 0.01 else "scarce" if idle < 0.15 else "left"
     values = {
         "speedup_b1024": speedup_at(d.speedup, concurrency=1024),
-        "idle_b1024": at(percent(idle), "verify_idle", concurrency=1024),
         "ngram_b1024": speedup_at(ngram, concurrency=1024, drafter="ngram"),
     }
     load, more = load_facets(settings, "b1024", concurrency=1024)
-    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    values.update(more)
     facets = [("verdict", verdict(d.speedup)), ("idle", level), ("n_gram", verdict(ngram)), *load]
     return composed("rung_b1024", facets, values)
 
@@ -131,11 +106,7 @@ def short_context(settings: SiteSettings) -> Said:
     ev = one(settings, concurrency=LADDER, context=256, drafter="ngram")
     bound = first_rung(LADDER, np.asarray(ev.verify_idle) <= 0.01)
     stop = first_rung(LADDER, not_faster(ev.speedup))
-    values = {
-        "bound_from": rung(bound),
-        "ngram_stop": rung(stop),
-        "ngram_b1024_t256": speedup_at(ev.speedup[-1], concurrency=1024, context=256, drafter="ngram"),
-    }
+    values = {"bound_from": rung(bound), "ngram_stop": rung(stop)}
     gains = "none" if stop == LADDER[0] else verdict(ev.speedup[-1])  # no rung gains: nothing stops
     outcome = f"{'never' if bound is None else 'bound'}:{gains}"
     return claim("short_context", outcome, values)
@@ -155,12 +126,7 @@ def long_context(settings: SiteSettings) -> Said:
         far = 10**9
         a, b = stop_long, stop_default or far
         order = "earlier" if a < b else "same" if a == b else "later"
-    values = {
-        "draft_share": at(percent(d.draft_share), "draft_share", concurrency=64, context=8192),
-        "speedup": speedup_at(d.speedup, concurrency=64, context=8192),
-        "stop_long": rung(stop_long),
-        "stop_default": rung(stop_default),
-    }
+    values = {"stop_long": rung(stop_long), "stop_default": rung(stop_default)}
     facets = [("verdict", verdict(d.speedup)), ("stop", order)]
     return composed("long_context", facets, values)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sitebuild.claims.core import Said, composed, phrase
+from sitebuild.claims.core import Said, composed
 from sitebuild.claims.serving import (
     HIGH_TARGET_RUNG,
     LOW_TARGET_RUNG,
@@ -18,7 +18,7 @@ from sitebuild.claims.serving import (
 from sitebuild.claims.words import FITTED_ENGINE, first_rung, fitting, not_faster, rung, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import name, plain, speedup_at, times
+from sitebuild.numbers.text import name, plain, speedup_at
 from specmodel.model.scenario import GAMMAS
 from specmodel.model.specs import get_architecture
 
@@ -81,9 +81,10 @@ def _draft_words(draft: np.ndarray) -> str:
 
 
 def rule_many(settings: SiteSettings) -> Said:
-    """The draft model at gamma 1-2 on 16-64 sequences, cache-free drafters at gamma 2-3 on 16
-    sequences up to the most that fit on the ladder, and where the draft model stops gaining at
-    gamma 1; under the ideal engine and the profile fitted to vLLM."""
+    """Whether the draft model at gamma 1-2 pays on 16-64 sequences and whether cache-free
+    drafters at gamma 2-3 pay more on 16 sequences up to the most that fit on the ladder (the
+    largest such rung, ``free_top``), and where the draft model stops gaining at gamma 1; under
+    the ideal engine and the profile fitted to vLLM."""
     draft, free, top = _many(settings, "ideal")
     f_draft, f_free, _ = _many(settings, FITTED_ENGINE)
     g1 = one(settings, concurrency=LADDER, gamma=1)
@@ -91,18 +92,7 @@ def rule_many(settings: SiteSettings) -> Said:
     stop = first_rung(LADDER[fits], not_faster(np.asarray(g1.speedup)[fits]))  # on the rungs that fit
     free_words = "free_better" if free.min() > draft.max() else "free_mixed"
     f_free_words = "free_better" if f_free.min() > f_draft.max() else "free_mixed"
-    values = {
-        "draft_low": times(draft.min()),
-        "draft_high": times(draft.max()),
-        "free_low": times(free.min()),
-        "free_high": times(free.max()),
-        "free_top": plain(top, 0),
-        "fitted_draft_low": times(f_draft.min()),
-        "fitted_draft_high": times(f_draft.max()),
-        "fitted_free_low": times(f_free.min()),
-        "fitted_free_high": times(f_free.max()),
-        "stop_g1": rung(stop),
-    }
+    values = {"free_top": plain(top, 0), "stop_g1": rung(stop)}
     facets = [
         ("draft", _draft_words(draft)),
         ("free", free_words),
@@ -118,12 +108,10 @@ def rule_latency(settings: SiteSettings) -> Said:
     draft = settings.deployment.draft
     high, low = latency_target(settings, HIGH_TARGET_RUNG), latency_target(settings, LOW_TARGET_RUNG)
     th, tl = served(settings, high, (draft,)), served(settings, low, (draft,))
-    ratio = times(th[draft].total / th[PLAIN].total) if th[PLAIN].total > 0 else phrase("none")
-    values = {"high": plain(high, 0), "low": plain(low, 0), "ratio_high": ratio}
     slow = "same" if low >= high else _order(tl, draft)
     g, best = best_gamma_served(settings, low, draft)
     tuned = "same" if low >= high else _order({PLAIN: tl[PLAIN], "best": best}, "best")
-    values["g_best_low"] = plain(g, 0)
+    values = {"g_best_low": plain(g, 0)}
     facets = [("fast_target", _order(th, draft)), ("slow_target", slow), ("slow_tuned", tuned), ("end", "any")]
     return composed("rule_latency", facets, values)
 

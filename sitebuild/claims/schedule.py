@@ -13,7 +13,7 @@ from sitebuild.config import SiteSettings
 from sitebuild.figures import schedule as sched
 from sitebuild.numbers.common import LADDER
 from sitebuild.numbers.schedule import largest_load
-from sitebuild.numbers.text import Number, name, percent, plain, speedup_at, times
+from sitebuild.numbers.text import Number, name, percent, plain
 from specmodel.formatting import EVEN_MARGIN
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.schedule import OFF, GammaSchedule
@@ -31,8 +31,7 @@ def steps(schedule: GammaSchedule) -> tuple[list[tuple[str, str]], dict[str, Num
     ``off_gain`` or ``off_memory`` (0 from ``off_from`` on, because no gamma gains more than
     3% there or because the drafter no longer fits in memory), ``everywhere`` (never on). Both
     are ``nothing`` where not one sequence fits in memory (no schedule).
-    Values: the gamma at one sequence (``first``, up to ``first_to``), the last gamma before
-    speculation turns off (``last``, from ``last_from``), ``off_from`` and the largest load."""
+    Values: ``off_from``, the largest load (``loads``) and the gain a gamma must beat (``margin``)."""
     ranges = schedule.ranges
     if not ranges:
         return [("shape", "nothing"), ("end", "nothing")], {"loads": largest_load(schedule), "margin": MARGIN}
@@ -46,29 +45,14 @@ def steps(schedule: GammaSchedule) -> tuple[list[tuple[str, str]], dict[str, Num
         last = ranges[-1]
         fits = bool(schedule.fits[np.searchsorted(schedule.batch_sizes, last.low)])
         end = "on" if last.gamma != OFF else "off_gain" if fits else "off_memory"
-    out = {
-        "first": plain(ranges[0].gamma, 0),
-        "first_to": plain(ranges[0].high, 0),
-        "last": plain(on[-1].gamma if on else OFF, 0),
-        "last_from": plain(on[-1].low if on else 1, 0),
-        "off_from": plain(ranges[-1].low, 0),
-        "loads": largest_load(schedule),
-        "margin": MARGIN,
-    }
+    out = {"off_from": plain(ranges[-1].low, 0), "loads": largest_load(schedule), "margin": MARGIN}
     return [("shape", shape), ("end", end)], out
 
 
 def _article(settings: SiteSettings, engine: str, claim_name: str) -> Said:
-    """The article's deployment's schedule under ``engine``, with the drafter's name and the
-    speedup at one sequence (linked to the simulator at the schedule's gamma)."""
-    p = sched.schedules(settings)[("article", engine)]
-    facets, values = steps(p.schedule)
+    """The article's deployment's schedule under ``engine``, with the drafter's name."""
+    facets, values = steps(sched.schedules(settings)[("article", engine)].schedule)
     values["draft"] = name(get_architecture(settings.deployment.draft).name)
-    if not p.schedule.ranges:
-        return composed(claim_name, facets, values)
-    first = int(p.schedule.gamma[0])
-    setting = {"gamma": first} if engine == "ideal" else {"gamma": first, "engine": engine}
-    values["speedup_b1"] = speedup_at(p.schedule.speedup[0], **setting) if first else times(p.schedule.speedup[0])
     return composed(claim_name, facets, values)
 
 
@@ -84,7 +68,7 @@ def schedule_vllm(settings: SiteSettings) -> Said:
 
 def schedule_fixed(settings: SiteSettings) -> Said:
     """The schedule against FIXED_GAMMA at every load, under the ideal roofline: its largest
-    gain where both speculate (``gain_share``, at ``gain_at`` sequences), and both at a reference load
+    gain where both speculate (``gain_share``), and both at a reference load
     (64 sequences, or the largest rung of the ladder that plain decoding holds, ``ref``): the
     fixed gamma's verdict there (``unfit`` where the drafter does not fit) and whether the
     schedule speculates there. Every facet is ``nothing`` where not one sequence fits in memory."""
@@ -103,11 +87,8 @@ def schedule_fixed(settings: SiteSettings) -> Said:
     values: dict[str, Number] = {
         "fixed": plain(sched.FIXED_GAMMA, 0),
         "ref": plain(ref, 0),
-        "fixed_speedup": speedup_at(fixed, concurrency=ref, gamma=sched.FIXED_GAMMA),
         "gamma_ref": plain(g, 0),
-        "schedule_speedup": speedup_at(s.speedup[i], concurrency=ref, gamma=g) if g != OFF else times(1.0),
         "gain_share": percent(ratio[best] - 1.0),
-        "gain_at": plain(int(s.batch_sizes[best]), 0),
         "margin": MARGIN,
     }
     facets = [
@@ -119,17 +100,15 @@ def schedule_fixed(settings: SiteSettings) -> Said:
 
 
 def schedule_big(settings: SiteSettings) -> Said:
-    """The schedule of BIG_DRAFT serving the large target on its GPUs under the vLLM profile, its
-    gamma at one sequence under the ideal roofline, and whether it starts higher than the article's
-    deployment's under the vLLM profile (facet ``against``: ``higher``, ``same``, ``lower``;
-    ``alone`` where the article's deployment holds no sequence, ``nothing`` where this pair holds none)."""
+    """The schedule of BIG_DRAFT serving the large target on its GPUs under the vLLM profile, and
+    whether it starts at a higher gamma than the article's deployment's under the same profile
+    (facet ``against``: ``higher``, ``same``, ``lower``; ``alone`` where the article's deployment
+    holds no sequence, ``nothing`` where this pair holds none)."""
     every = sched.schedules(settings)
-    big, ideal, article = (every[k].schedule for k in (("big", "vllm"), ("big", "ideal"), ("article", "vllm")))
+    big, article = (every[k].schedule for k in (("big", "vllm"), ("article", "vllm")))
     facets, values = steps(big)
-    first = [int(x.gamma[0]) if x.ranges else None for x in (big, ideal, article)]
+    first = [int(x.gamma[0]) if x.ranges else None for x in (big, article)]
     values.update(
-        first_ideal=plain(first[1], 0) if first[1] is not None else name("none"),
-        article_first=plain(first[2], 0) if first[2] is not None else name("none"),
         draft=name(get_architecture(sched.BIG_DRAFT).name),
         target=name(get_architecture(sched.multi.BIG_TARGET).name),
         hardware=name(get_hardware(sched.multi.BIG_HARDWARE).name),
@@ -138,10 +117,10 @@ def schedule_big(settings: SiteSettings) -> Said:
     )
     if first[0] is None:
         against = "nothing"
-    elif first[2] is None:
+    elif first[1] is None:
         against = "alone"
     else:
-        against = "higher" if first[0] > first[2] else "same" if first[0] == first[2] else "lower"
+        against = "higher" if first[0] > first[1] else "same" if first[0] == first[1] else "lower"
     return composed("schedule_big", [*facets, ("against", against)], values)
 
 

@@ -12,7 +12,7 @@ from sitebuild.claims.core import Said, composed
 from sitebuild.claims.words import first_rung, fitting, load_facets, not_faster, rung, settings_gamma, verdict
 from sitebuild.config import SiteSettings
 from sitebuild.numbers.common import LADDER, one
-from sitebuild.numbers.text import Number, name, percent, plain, speedup_at, times
+from sitebuild.numbers.text import Number, name, plain, speedup_at, times
 from specmodel.model.drafters import drafter_label
 from specmodel.model.scenario import GAMMAS
 from specmodel.model.serving import best_at_rate
@@ -74,16 +74,17 @@ def best_gamma_served(settings: SiteSettings, target: float, drafter: str) -> tu
 
 def _values(settings: SiteSettings, target: float) -> tuple[dict[str, Number], dict[str, Served]]:
     draft = settings.deployment.draft
-    table = served(settings, target, (draft, "ngram"))
-    values: dict[str, Number] = {"target": plain(target, 0), "draft": name(get_architecture(draft).name)}
-    for key, label in ((PLAIN, "plain"), (draft, "draft"), ("ngram", "ngram")):
-        s = table[key]
-        values[f"b_{label}"] = plain(s.sequences, 0)
-        values[f"t_{label}"] = plain(s.total, 0)
+    table = served(settings, target, (draft,))
     p, d = table[PLAIN].total, table[draft].total
-    values["ratio"] = times(d / p) if p > 0 else Number(float("nan"), "any multiple of")
+    values: dict[str, Number] = {
+        "target": plain(target, 0),
+        "draft": name(get_architecture(draft).name),
+        "t_plain": plain(p, 0),
+        "t_draft": plain(d, 0),
+        "ratio": times(d / p) if p > 0 else Number(float("nan"), "any multiple of"),
+    }
     g, best = best_gamma_served(settings, target, draft)
-    values.update(g_best=plain(g, 0), b_best=plain(best.sequences, 0), t_best=plain(best.total, 0))
+    values.update(g_best=plain(g, 0), b_best=plain(best.sequences, 0))
     table["best"] = best
     return values, table
 
@@ -128,13 +129,9 @@ def latency_low(settings: SiteSettings) -> Said:
 def counters_b64(settings: SiteSettings) -> Said:
     """vLLM's counters at 64 sequences against the speedup there."""
     d = one(settings, concurrency=64)
-    values = {
-        "mal_b64": plain(d.mean_acceptance_length),
-        "slower_b64": percent(1 - float(d.speedup)),
-        "speedup_b64": speedup_at(d.speedup, concurrency=64),
-    }
+    values = {"speedup_b64": speedup_at(d.speedup, concurrency=64)}
     load, more = load_facets(settings, "c64", concurrency=64)
-    values.update(more, gamma=plain(settings_gamma(settings), 0))
+    values.update(more)
     return composed("counters_b64", [("outcome", verdict(d.speedup)), load[0]], values)
 
 
@@ -151,8 +148,6 @@ def engines(settings: SiteSettings) -> Said:
     values = {
         "v1": speedup_at(v[0], engine="vllm"),
         "i1": speedup_at(i[0], engine="ideal"),
-        "v64": speedup_at(v[6], engine="vllm", concurrency=64),
-        "i64": speedup_at(i[6], engine="ideal", concurrency=64),
         "stop_vllm": rung(sv),
         "stop_ideal": rung(si),
     }
@@ -163,7 +158,7 @@ def engines(settings: SiteSettings) -> Said:
         one(settings, concurrency=LADDER[:, None], gamma=np.array(GAMMAS)[None, :], engine="vllm").speedup
     )
     tuned = first_rung(LADDER[fits], not_faster(curves.max(axis=1)[fits]))
-    values.update(gamma=plain(settings_gamma(settings), 0), tuned_stop=rung(tuned))
+    values["tuned_stop"] = rung(tuned)
     facets = [("level", level), ("stop", order), ("tuned", "always" if tuned is None else "stops"), ("story", story)]
     return composed("engines", facets, values)
 

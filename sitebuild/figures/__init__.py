@@ -5,7 +5,8 @@ table, simulator link), side by side; each module lists its figures in ``FIGURES
 :mod:`sitebuild.build` writes.
 
 * ``acceptance``: Algorithm 1, tokens per iteration, per-position acceptance, alpha and gamma;
-* ``costs``: the roofline, the arithmetic bill, memory (and its tables), context, draft heads;
+* ``pictures``: one speculative iteration as a timeline and on the card's roofline;
+* ``costs``: the arithmetic bill, memory (and its tables), context, draft heads;
 * ``timing``: where the time goes, and each user's rate against the server's;
 * ``ladders``: the ladder and the break-even map;
 * ``schedule``: the best gamma at every load as vLLM's schedule, against one gamma throughout;
@@ -16,7 +17,10 @@ table, simulator link), side by side; each module lists its figures in ``FIGURES
   the draft model measured up to 128 sequences, also the article's) and the GPU pass timings;
 * ``spec``, ``common``, ``placement``: the record of a figure, and what the figures share.
 
-Conventions: n-gram in teal, losses against plain decoding in magenta, a dashed 1.0x line on
-every speedup axis, hover text with units, axis ranges pinned so that sliders and buttons
-never rescale them. A drawing function (``draw_*``) never calls the model.
+Conventions: the verdict colours of :mod:`sitebuild.theme` (teal a gain against plain decoding,
+grey within 3% of even, magenta a loss) mean only that, and no drafter, part, engine or series
+takes them (n-gram lookup is gold); a dashed 1.0x line on every speedup axis; hover text with
+units; axis ranges pinned so that sliders and menus never rescale them; sliders and menus that
+Plotly does not draw, docs/javascripts/figures.js putting one native control for each above the
+figure. A drawing function (``draw_*``) never calls the model.
 """

@@ -53,8 +53,8 @@ def draw_sampling(data: pd.DataFrame, trials: int) -> go.Figure:
     fig = th.base_figure(height=380)
     series = (
         ("q", "draft q", th.ROLE_COLORS["big_draft"]),
-        ("p", "target p", th.NEUTRAL),
-        ("output", f"sampler output ({trials:,} runs)", th.ROLE_COLORS["ngram"]),
+        ("p", "target p", th.MUTED),
+        ("output", f"sampler output ({trials:,} runs)", th.SAME_ACCEPTANCE),
     )
     for column, name, color in series:
         fig.add_trace(
@@ -80,7 +80,7 @@ def draw_sampling(data: pd.DataFrame, trials: int) -> go.Figure:
 SAMPLING_FIGURE = FigureSpec(
     "sampling",
     "Algorithm 1 run on a toy vocabulary",
-    "Teal bars (the sampler's output) sit on the grey ones (the target), not on the orange ones (the "
+    "Purple bars (the sampler's output) sit on the dark grey ones (the target), not on the orange ones (the "
     "draft): 'dog', which the draft never proposes, still comes out, and 'banana', which only the draft "
     "likes, never does.",
     lambda s: sampling(),
@@ -183,12 +183,12 @@ def draw_per_position(data: pd.DataFrame, cut: float = 0.15) -> go.Figure:
             )
         )
     n = int(data["position"].max())
-    th.reference_line(fig, cut, 0.5, n + 0.5, label=f"{cut:g}: cut gamma below this")
+    th.reference_line(fig, cut, 0.5, n + 0.5, label=f"{cut:g}: cut gamma below this", color=th.MUTED)
     # The label stands over the last gap between bars, clear of them, with a stroke to the line.
     fig.layout.annotations[0].update(
         xref="x", x=n - 0.5, xanchor="center", yanchor="bottom", showarrow=True, ax=0, ay=-44, arrowhead=0
     )
-    fig.layout.annotations[0].update(arrowwidth=1, arrowcolor=th.NEUTRAL)
+    fig.layout.annotations[0].update(arrowwidth=1, arrowcolor=th.MUTED)
     fig.update_layout(
         barmode="group",
         xaxis={"title": "draft position", "dtick": 1, "range": [0.5, n + 0.5]},
@@ -203,7 +203,7 @@ PER_POSITION_FIGURE = FigureSpec(
     "per-position",
     "Per-position acceptance, falling against same",
     "The share of iterations in which each guess reaches the output, under the falling profile and with "
-    "the same acceptance at every position (the i.i.d. assumption).",
+    "the same acceptance at every position (guesses accepted independently, each as likely as the last).",
     per_position,
     lambda d, s: draw_per_position(d),
     setting=lambda s: {"gamma": 6},
@@ -336,9 +336,9 @@ def _marks(fig: go.Figure, marks: dict[str, tuple[float, float]], deployment: Ar
 ALPHA_FIGURE = FigureSpec(
     "alpha",
     "Speedup against acceptance rate for the two draft models",
-    "Speedup at one sequence against α for the two draft models. The diamonds mark the larger draft at "
-    "α = 0.95 and the smaller at 0.75, the pair section 4 compares; dotted lines mark each draft's break-even "
-    "α.",
+    "Speedup at one sequence against α for the two draft models, with diamonds on the larger draft at "
+    "α = 0.95 and the smaller at 0.75 (the pair section 4 compares) and a dotted line at each draft's "
+    "break-even α.",
     _alpha_data,
     lambda d, s: draw_alpha_sweep(d[0], d[1], d[2], s.deployment),
     _alpha_table,
@@ -372,7 +372,7 @@ def _gamma_trace(data: pd.DataFrame, batch: int, name: str, color: str, line: di
 
 def draw_gamma_sweep(data: pd.DataFrame, fixed: tuple[int, int] = (1, 32), default: int = 64) -> go.Figure:
     """Speedup vs gamma at 1 and 32 sequences, plus a third curve chosen with a slider."""
-    fig = th.base_figure(height=460)
+    fig = th.base_figure(height=380)
     colors = {fixed[0]: th.ROLE_COLORS["draft"], fixed[1]: "#7c6bd6"}
     for batch in fixed:
         fig.add_trace(_gamma_trace(data, batch, sequences([batch])[0], colors[batch], {"width": 2.5}, 9))
@@ -380,7 +380,7 @@ def draw_gamma_sweep(data: pd.DataFrame, fixed: tuple[int, int] = (1, 32), defau
     first = len(fig.data)
     for batch in concurrencies:
         chosen = f"chosen: {sequences([batch])[0]}"
-        trace = _gamma_trace(data, batch, chosen, th.NEUTRAL, {"width": 2, "dash": "dash"}, 8)
+        trace = _gamma_trace(data, batch, chosen, th.SEQUENCE[3], {"width": 2, "dash": "dash"}, 8)
         fig.add_trace(trace.update(visible=bool(batch == default)))
     always = list(range(first)) + [len(fig.data)]
     th.reference_line(fig, 1.0, 1, int(data["gamma"].max()), at="right")
@@ -397,7 +397,7 @@ def draw_gamma_sweep(data: pd.DataFrame, fixed: tuple[int, int] = (1, 32), defau
     )
     legend_above(fig)
     prefix = {"sliders[0].currentvalue.prefix": "third curve, sequences: "}
-    set_narrow(fig, narrow_below(fig, 560, slider=True, extra=prefix))
+    set_narrow(fig, narrow_below(fig, 480, extra=prefix))
     return fig
 
 

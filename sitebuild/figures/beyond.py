@@ -132,7 +132,7 @@ MEASURED_SYMBOL = "diamond"
 def drafter_color(drafter: str, deployment: ArticleDeployment) -> str:
     """A drafter's colour; a draft model outside the deployment's roles takes the draft's."""
     color = th.drafter_color(drafter, deployment)
-    return th.ROLE_COLORS["draft"] if color == th.NEUTRAL and drafter_kind(drafter) == "model" else color
+    return th.ROLE_COLORS["draft"] if color == th.MUTED and drafter_kind(drafter) == "model" else color
 
 
 def _curve(part: pd.DataFrame, drafter: str, panel: str, color: str, showlegend: bool) -> go.Scatter:
@@ -176,7 +176,7 @@ def _measured(part: pd.DataFrame, drafter: str, panel: str, color: str) -> go.Sc
         name="measured",
         legendgroup=drafter,
         showlegend=False,
-        marker={"size": 13, "symbol": MEASURED_SYMBOL, "color": color, "line": {"width": 1.5, "color": th.NEUTRAL}},
+        marker={"size": 13, "symbol": MEASURED_SYMBOL, "color": color, "line": {"width": 1.5, "color": th.MUTED}},
         customdata=np.stack([part["predicted"], 100 * (part["predicted"] / part["measured"] - 1)], axis=-1),
         text=note,
         hovertext=sequences(part["batch"]),
@@ -210,7 +210,7 @@ def draw_panel_ladders(
                 y=[None],
                 mode="markers",
                 name="measured (SpecDecode-Bench)",
-                marker={"size": 12, "symbol": MEASURED_SYMBOL, "color": th.NEUTRAL},
+                marker={"size": 12, "symbol": MEASURED_SYMBOL, "color": th.MUTED},
             )
         )
     top = max(float(curves["speedup"].max()), float(points["measured"].max()) if points is not None else 0.0)
@@ -260,8 +260,8 @@ MEASURED_FIGURE = FigureSpec(
     "beyond-70b",
     "Llama-3-70B on four H100s: speedup against concurrency, model and measurements",
     "Lines: the model (vLLM profile) with each series' acceptance fitted to its measured point at one sequence; "
-    "diamonds: the published measurements (those at 16, 64 and 128 sequences are left out of the fit). Open "
-    "markers do not fit on the four GPUs.",
+    "diamonds: the published measurements (those at 16, 64 and 128 sequences are left out of the fit); open "
+    "markers: the scenario does not fit on the four GPUs.",
     measured_ladders,
     lambda d, s: draw_panel_ladders(d[0], s.deployment, d[1]),
     _measured_table,
@@ -289,9 +289,9 @@ def card_ladders(settings: SiteSettings) -> pd.DataFrame:
 CARDS_FIGURE = FigureSpec(
     "beyond-mi300x",
     "Llama-3-70B on four H100s, four MI300X and two MI300X side by side",
-    "The same model, drafters and workload (ShareGPT lengths, fitted acceptance) on three deployments: the "
-    "MI300X's memory holds the model on two GPUs, its mesh gives each GPU less all-reduce bandwidth in a group "
-    "of four. Open markers do not fit.",
+    "The same model, drafters and workload (ShareGPT lengths, fitted acceptance) on three deployments, open "
+    "markers where they do not fit: the MI300X's memory holds the model on two GPUs, its mesh gives each GPU "
+    "less all-reduce bandwidth in a group of four.",
     card_ladders,
     lambda d, s: draw_panel_ladders(d, s.deployment),
 )
@@ -389,8 +389,8 @@ TREE_FIGURE = FigureSpec(
     "beyond-tree",
     "Speedup against concurrency of a chain and two trees of guesses",
     "Llama-3-70B on four H100s with an EAGLE head, five steps deep: a chain, SGLang's default tree and a wide "
-    "tree that verifies 41 positions per sequence. Each shape's tokens per verify pass (an upper bound) and its "
-    "arithmetic show on hover and in the data behind the figure.",
+    "tree that verifies 41 positions per sequence, each shape's tokens per verify pass (an upper bound) and "
+    "arithmetic shown on hover and in the data behind the figure.",
     tree_ladder,
     lambda d, s: draw_tree_ladder(d),
 )
@@ -498,7 +498,7 @@ def draw_moe_weights(curves: pd.DataFrame, marks: pd.DataFrame) -> go.Figure:
                 y=part["weights_gib"],
                 mode="markers",
                 name=f"{kind} at 1 and 64 sequences",
-                marker={"size": 11, "symbol": symbol, "color": th.NEUTRAL, "line": {"width": 1, "color": th.NEUTRAL}},
+                marker={"size": 11, "symbol": symbol, "color": th.MUTED, "line": {"width": 1, "color": th.MUTED}},
                 text=[f"{m}, {kind}" for m in part["model"]],
                 hovertext=sequences(part["batch"]),
                 hovertemplate="%{text}, %{hovertext}: %{x} positions, %{y:.1f} GiB<extra></extra>",
@@ -519,9 +519,9 @@ def draw_moe_weights(curves: pd.DataFrame, marks: pd.DataFrame) -> go.Figure:
 MOE_WEIGHTS_FIGURE = FigureSpec(
     "beyond-moe-weights",
     "Weights one pass reads against the token positions in it, mixture of experts and dense",
-    "The dense model reads all its weights in every pass; the mixture of experts reads only the experts its "
-    "tokens are routed to, more of them the more tokens a pass holds. Grey markers: plain steps and verify "
-    "passes at 1 and 64 sequences.",
+    "The dense model reads all its weights in every pass, the mixture of experts only the experts its tokens "
+    "are routed to, more of them the more tokens a pass holds; dark grey markers: plain steps and verify passes "
+    "at 1 and 64 sequences.",
     moe_weights,
     lambda d, s: draw_moe_weights(d[0], d[1]),
     _moe_weights_table,
@@ -571,10 +571,10 @@ def draw_multigpu_validation(data: pd.DataFrame) -> go.Figure:
     prediction_diagonal(fig, low, top)
     styles = {
         "ideal": ("ideal roofline, held out", IDEAL_SYMBOL, th.COMPUTE),
-        "vllm": ("vLLM profile, held out", "circle", th.ROLE_COLORS["ngram"]),
+        "vllm": ("vLLM profile, held out", "circle", th.ENGINE_COLORS["vllm"]),
     }
     groups = [(data[(data["engine"] == e) & ~data["fitted"]], *style) for e, style in styles.items()]
-    groups.append((data[(data["engine"] == "vllm") & data["fitted"]], "batch 1: acceptance fitted", "star", th.NEUTRAL))
+    groups.append((data[(data["engine"] == "vllm") & data["fitted"]], "batch 1: acceptance fitted", "star", th.MUTED))
     for part, name, symbol, color in groups:
         text = [
             f"{d}, {th.drafter_label(m)}, batch {b}" for d, m, b in zip(part["dataset"], part["method"], part["batch"])
@@ -599,9 +599,9 @@ def draw_multigpu_validation(data: pd.DataFrame) -> go.Figure:
 VALIDATION_FIGURE = FigureSpec(
     "validation-multigpu",
     "Predicted against measured speedup on four H100s serving Llama-3-70B",
-    "Each series' acceptance is fitted at one sequence, so its batch-1 point (grey star) lies on the diagonal by "
-    "construction; the teal circles and orange triangles at 16, 64 and 128 sequences are predictions. Dotted "
-    "lines are 15% off.",
+    "Each series' acceptance is fitted at one sequence, so its batch-1 point (dark grey star) lies on the "
+    "diagonal by construction, and the purple circles and orange triangles at 16, 64 and 128 sequences are "
+    "predictions, with dotted lines 15% off.",
     multigpu_validation,
     lambda d, s: draw_multigpu_validation(d),
 )

@@ -46,7 +46,7 @@ def draw_hardware_ladders(data: pd.DataFrame, deployment: ArticleDeployment, def
     cards = list(dict.fromkeys(data["hardware"]))
     names = [data.loc[data["hardware"] == c, "hardware_name"].iloc[0] for c in cards]
     fig = make_subplots(rows=1, cols=len(cards), shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=names)
-    fig.update_layout(template=th.TEMPLATE, height=500, autosize=True)
+    fig.update_layout(template=th.TEMPLATE, height=420, autosize=True)
     contexts = sorted(data["context"].unique())
     x = data["concurrency"]
     groups = []
@@ -79,15 +79,15 @@ def draw_hardware_ladders(data: pd.DataFrame, deployment: ArticleDeployment, def
     fig.update_yaxes(range=[0, float(data["speedup"].max()) * 1.08], ticksuffix="x")
     fig.update_yaxes(title_text="speedup over plain decoding", row=1, col=1)
     fig.update_layout(sliders=[slider(steps, contexts.index(default_context), "context (prompt tokens): ")])
-    pl.side_by_side(fig, len(cards), slider=True)
+    pl.side_by_side(fig, len(cards))
     return fig
 
 
 HARDWARE_FIGURE = FigureSpec(
     "hardware",
     "The ladder on H100, H200 and B200 side by side",
-    "The same model pair on three cards; open markers do not fit in memory. One slider sets the prompt "
-    "length of all three.",
+    "The same model pair on three cards at the prompt length the one slider sets for all three, with open "
+    "markers where the scenario does not fit in memory.",
     hardware_ladders,
     lambda d, s: draw_hardware_ladders(d, s.deployment),
 )

@@ -1,5 +1,5 @@
 """What the figures share: the axes and drafters they sweep, a tidy frame of an evaluation,
-hover text, loss colours, slider steps, the unfit marker."""
+hover text, verdict colours, sliders and menus, the unfit marker."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from sitebuild.config import SiteSettings
-from sitebuild.figures.placement import GAP, SLIDER_TOP, X_BAND
-from sitebuild.theme import LOSS, NEUTRAL, REFERENCE
+from sitebuild.theme import EVEN, LOSS, MUTED, REFERENCE
 from specmodel.acceptance_fit import FittedSeries
 from specmodel.formatting import plural, verdict
 from specmodel.model.evaluation import Evaluation
@@ -71,7 +70,7 @@ def named_groups(data: pd.DataFrame, column: str) -> Iterator[tuple[str, pd.Data
 def point_colors(speedup: Any, color: str) -> list[str]:
     """Each point's colour: magenta for a loss, grey within 3% of even (the verdict of
     :func:`specmodel.formatting.verdict`), else the trace's colour."""
-    return [{"slower": LOSS, "even": NEUTRAL}.get(verdict(float(s)), color) for s in speedup]
+    return [{"slower": LOSS, "even": EVEN}.get(verdict(float(s)), color) for s in speedup]
 
 
 def visibility_steps(
@@ -98,7 +97,7 @@ def prediction_diagonal(fig: go.Figure, low: float, top: float) -> None:
                 y=[low * share, top * share],
                 mode="lines",
                 meta=REFERENCE,
-                line={"color": NEUTRAL, "dash": "dot", "width": 1},
+                line={"color": MUTED, "dash": "dot", "width": 1},
                 hoverinfo="skip",
                 showlegend=False,
                 name=f"{share - 1:+.0%}",
@@ -111,16 +110,24 @@ def prediction_diagonal(fig: go.Figure, low: float, top: float) -> None:
             mode="lines",
             meta=REFERENCE,
             name="measured = predicted",
-            line={"color": NEUTRAL, "width": 1.5},
+            line={"color": MUTED, "width": 1.5},
             hoverinfo="skip",
         )
     )
 
 
 def slider(steps: list[dict], active: int, prefix: str) -> dict:
-    """A slider under the x-axis title (its current value would otherwise cover the title)."""
-    pad = {"t": X_BAND + GAP - SLIDER_TOP}
-    return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "pad": pad, "x": 0, "len": 1}
+    """A slider over ``steps``, step ``active`` applied, labelled ``prefix``. Plotly does not draw
+    it (``visible`` false): docs/javascripts/figures.js puts a native range input for it above
+    the figure, which applies each step as Plotly's slider would."""
+    return {"active": active, "steps": steps, "currentvalue": {"prefix": prefix}, "visible": False}
+
+
+def menu(name: str, buttons: list[dict], active: int) -> dict:
+    """A menu of ``buttons``, button ``active`` applied, labelled ``name``. Plotly does not draw
+    it (``visible`` false): docs/javascripts/figures.js puts a native select for it above the
+    figure, which applies each button as Plotly's menu would."""
+    return {"name": name, "buttons": buttons, "active": active, "visible": False}
 
 
 def fitted_frame(fits: dict[str, list[FittedSeries]]) -> pd.DataFrame:

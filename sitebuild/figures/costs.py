@@ -1,5 +1,5 @@
-"""What a pass costs, the article's sections on the roofline and on memory: the verify pass's
-memory and arithmetic time, the arithmetic bill against Theorem 3.11, the three models'
+"""What a pass costs, the article's sections on arithmetic and on memory: the arithmetic bill
+against Theorem 3.11, the three models'
 weights and cache (with the footprint and capacity tables), speedup and draft share against
 context, and what a draft head's step reads (with its table). Each figure's data, drawing and
 :class:`~sitebuild.figures.spec.FigureSpec` are together, each table beside its figure."""
@@ -16,7 +16,6 @@ from plotly.subplots import make_subplots
 from sitebuild import theme as th
 from sitebuild.config import ArticleDeployment, SiteSettings
 from sitebuild.figures.common import (
-    CONCURRENCY,
     CONTEXTS,
     GAMMAS,
     SPEEDUP_HOVER,
@@ -25,12 +24,9 @@ from sitebuild.figures.common import (
     model_drafters,
     named_groups,
     point_colors,
-    sequences,
     site_drafters,
 )
 from sitebuild.figures.placement import (
-    TITLE_LINE,
-    X_BAND,
     legend_above,
     legend_below,
     narrow_below,
@@ -47,71 +43,6 @@ from specmodel.model.drafters import drafter_coefficients, drafter_label
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.specs import architecture_catalog, get_architecture, get_hardware
-
-# --- the verify pass on the roofline ----------------------------------------------------------
-
-
-def roofline(settings: SiteSettings) -> pd.DataFrame:
-    """The full-batch verify pass vs concurrency at the defaults: memory time, arithmetic
-    time (seconds) and the tensor cores' idle share."""
-    batch = np.unique(np.concatenate([CONCURRENCY, np.round(np.geomspace(1, 1024, 61))])).astype(int)
-    ev = evaluate(settings=settings, concurrency=batch)
-    return evaluation_frame(
-        ev,
-        concurrency=batch,
-        memory_time=ev.verify_memory_time,
-        compute_time=ev.verify_compute_time,
-        idle=ev.verify_idle,
-    )
-
-
-def draw_roofline(data: pd.DataFrame) -> go.Figure:
-    """The verify pass's memory and arithmetic time (top) and idle share (bottom) vs concurrency."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4])
-    fig.update_layout(template=th.TEMPLATE, height=520, autosize=True)
-    batch = data["concurrency"]
-    # (column, scale, name, colour, hover text, row, extra style)
-    series: tuple[tuple[str, float, str, str, str, int, dict[str, str]], ...] = (
-        ("memory_time", 1e3, "memory time", th.MEMORY, "%{y:.2f} ms moving bytes", 1, {}),
-        ("compute_time", 1e3, "arithmetic time", th.COMPUTE, "%{y:.2f} ms of arithmetic", 1, {}),
-        ("idle", 100, "tensor cores idle", th.IDLE, "idle %{y:.0f}% of the pass", 2, {"fill": "tozeroy"}),
-    )
-    for column, scale, name, color, hover, row, extra in series:
-        trace = go.Scatter(
-            x=batch,
-            y=data[column] * scale,
-            name=name,
-            mode="lines",
-            line={"color": color, "width": 2.5},
-            hovertext=sequences(batch),
-            hovertemplate="%{hovertext}: " + hover + "<extra></extra>",
-            **extra,
-        )
-        fig.add_trace(trace, row=row, col=1)
-    ticks = th.log2_axis([2**i for i in range(11)])
-    fig.update_xaxes(**ticks)
-    fig.update_xaxes(title_text="concurrent sequences (gamma 4, context 2048)", row=2, col=1)
-    fig.update_yaxes(type="log", title_text="verify pass, ms", row=1, col=1)
-    fig.update_yaxes(range=[0, 100], ticksuffix="%", title_text="idle", row=2, col=1)
-    legend_above(fig)
-    narrow = {"xaxis2.title.text": "concurrent sequences<br>(gamma 4, context 2048)"}
-    set_narrow(
-        fig,
-        narrow_below(fig, 580, band=X_BAND + TITLE_LINE, extra={**narrow, **sparse_ticks(ticks["tickvals"], axes=2)}),
-    )
-    return fig
-
-
-ROOFLINE_FIGURE = FigureSpec(
-    "roofline",
-    "Verify-pass memory time, arithmetic time and idle share",
-    "The verify pass's memory time and arithmetic time at each concurrency (top) and the share of it the "
-    "tensor cores sit idle (bottom): the gap between the two lines is the arithmetic speculation borrows.",
-    roofline,
-    lambda d, s: draw_roofline(d),
-    setting=lambda s: {"concurrency": 64},
-)
-
 
 # --- the arithmetic bill ----------------------------------------------------------------------
 
@@ -227,7 +158,7 @@ def draw_memory_footprint(data: pd.DataFrame) -> go.Figure:
         rows=1, cols=2, subplot_titles=("weights (GiB, bf16)", "KV cache per token (KiB)"), horizontal_spacing=0.14
     )
     fig.update_layout(template=th.TEMPLATE, height=380, autosize=True, showlegend=False)
-    colors = [th.NEUTRAL, th.ROLE_COLORS["draft"], th.ROLE_COLORS["big_draft"]]
+    colors = [th.MUTED, th.ROLE_COLORS["draft"], th.ROLE_COLORS["big_draft"]]
     panels = (
         ("weights_gib", "{:.2f}", ".2f", "GiB of weights"),
         ("kv_kib_per_token", "{:.0f}", ".0f", "KiB of cache per token"),
@@ -393,7 +324,7 @@ CONTEXT_FIGURE = FigureSpec(
     "context",
     "Speedup and draft share against context at 64 sequences",
     "Speedup (top) and the share of the wall clock spent drafting (bottom) against prompt length at 64 "
-    "sequences. Open markers: 64 sequences at that prompt length do not fit in memory.",
+    "sequences, with open markers where 64 sequences at that prompt length do not fit in memory.",
     lambda s: context_sweep(s, 64),
     lambda d, s: draw_context_sweep(d, 64, s.deployment),
     setting=lambda s: {"concurrency": 64, "context": 8192},
@@ -493,25 +424,26 @@ HEADS_FIGURE = FigureSpec(
 )
 
 
-def heads_table(costs: pd.DataFrame) -> str:
-    """What one draft step costs per drafter (:func:`head_costs`)."""
+def heads_table(costs: pd.DataFrame, concurrency: int = 64) -> str:
+    """What one draft step costs per drafter (:func:`head_costs`, at ``concurrency`` sequences
+    as it was computed): the drafter first, units in the header, so that it fits the article's
+    column without scrolling."""
+    many = f"{concurrency} seq."
     out = [
-        "| drafter | scores over | weights read per step | of which LM head | memory of its own | "
-        "cache per token | draft pass, 1 seq. | draft pass, 64 seq. | speedup, 1 seq. | speedup, 64 seq. |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| drafter | vocabulary (tokens) | read per step (GiB) | LM head (GiB) | cache per token (KiB) "
+        f"| draft pass at {many} (GiB) | speedup at 1 and {many} |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in costs.itertuples():
         out.append(
-            f"| {th.drafter_label(str(r.drafter))} | {r.vocabulary:,} tokens | {r.weights_read_gib:.2f} GiB | "
-            f"{r.lm_head_gib:.2f} GiB ({r.lm_head_share:.0%}) | {r.resident_gib:.2f} GiB | "
-            f"{r.kv_kib_per_token:.0f} KiB | {r.step_gib_b1:.2f} GiB | {r.step_gib_bn:.2f} GiB | "
-            f"{r.speedup_b1:.2f}x | {r.speedup_bn:.2f}x |"
+            f"| {th.drafter_label(str(r.drafter))} | {r.vocabulary:,} | {r.weights_read_gib:.2f} | "
+            f"{r.lm_head_gib:.2f} ({r.lm_head_share:.0%}) | {r.kv_kib_per_token:.0f} | {r.step_gib_bn:.2f} | "
+            f"{r.speedup_b1:.2f}x, {r.speedup_bn:.2f}x |"
         )
     return "\n".join(out)
 
 
 FIGURES: tuple[FigureSpec, ...] = (
-    ROOFLINE_FIGURE,
     ARITHMETIC_FIGURE,
     MEMORY_FIGURE,
     CONTEXT_FIGURE,

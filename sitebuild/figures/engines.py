@@ -188,7 +188,6 @@ def draw_validation(data: pd.DataFrame) -> go.Figure:
     top = float(max(data["measured"].max(), data["ideal"].max(), data["vllm"].max())) * 1.05
     low = min(0.9, float(min(data["measured"].min(), data["vllm"].min())) * 0.95)
     prediction_diagonal(fig, low, top)
-    colors = {"ideal": th.COMPUTE, "vllm": th.ROLE_COLORS["ngram"]}
     text = [f"{m}, batch {b}, gamma {g}" for m, b, g in zip(data["method"], data["batch"], data["gamma"])]
     for engine, style in ENGINE_STYLE.items():
         fig.add_trace(
@@ -198,7 +197,12 @@ def draw_validation(data: pd.DataFrame) -> go.Figure:
                 mode="markers",
                 name=style["label"],
                 text=text,
-                marker={"size": 8, "symbol": style["symbol"], "color": colors[engine], "line": {"width": 1.5}},
+                marker={
+                    "size": 8,
+                    "symbol": style["symbol"],
+                    "color": th.ENGINE_COLORS[engine],
+                    "line": {"width": 1.5},
+                },
                 customdata=np.stack([100 * data[f"{engine}_error"], data["source"]], axis=-1),
                 hovertemplate="%{text}<br>measured %{x:.2f}x, predicted %{y:.2f}x (%{customdata[0]:+.0f}%)"
                 "<br>%{customdata[1]}<extra>" + style["label"] + "</extra>",
@@ -217,25 +221,26 @@ VALIDATION_FIGURE = FigureSpec(
     "validation",
     "Predicted against measured speedup on public vLLM measurements",
     "Each point is one published measurement of vLLM on an H100, with the acceptance that run measured given "
-    "to the model; on the diagonal the model predicts exactly, dotted lines are 15% off. Orange triangles: "
-    "the ideal roofline; teal circles: the fitted vLLM profile.",
+    "to the model, against the prediction of the ideal roofline (orange triangles) and of the fitted vLLM "
+    "profile (purple circles): on the diagonal the model predicts exactly, and dotted lines are 15% off.",
     lambda s: validation(s, load_measurements(MEASUREMENTS)),
     lambda d, s: draw_validation(d),
 )
 
 
 def validation_table(data: pd.DataFrame) -> str:
-    """Every public measurement with a link to its source, against the model under each engine."""
+    """Every public measurement with a link to its source (the key column, first), against the
+    model under each engine."""
     out = [
-        "| # | source | method | batch | γ | prompt / output | acceptance length | measured | ideal | vLLM |",
-        "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| source | method | batch | γ | prompt / output | acceptance length | measured | ideal | vLLM |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for i, r in enumerate(data.to_dict("records"), start=1):
+    for r in data.to_dict("records"):
         source = r["source"].split(" (")[0]
         link = f"[{source}]({r['url']})" if r["url"] else source
         ideal, vllm = (percent(e, signed=True) for e in (r["ideal_error"], r["vllm_error"]))
         out.append(
-            f"| {i} | {link} | `{r['method']}` | {r['batch']} | {r['gamma']} | {r['prompt_tokens']} / "
+            f"| {link} | `{r['method']}` | {r['batch']} | {r['gamma']} | {r['prompt_tokens']} / "
             f"{r['output_tokens']} | {r['mean_acceptance_length']:.2f} | {r['measured']:.2f}x "
             f"| {r['ideal']:.2f}x ({ideal}) | {r['vllm']:.2f}x ({vllm}) |"
         )

@@ -20,6 +20,7 @@ from sitebuild.figures.common import (
     SPEEDUP_HOVER,
     UNFIT_SYMBOL,
     evaluation_frame,
+    menu,
     point_colors,
     sequences,
     site_drafters,
@@ -107,7 +108,7 @@ def ladder_trace(
 def draw_ladder(data: pd.DataFrame, deployment: ArticleDeployment, default_context: int = 2048) -> go.Figure:
     """Speedup vs concurrency for each drafter, with a slider over context; open markers do
     not fit in memory."""
-    fig = th.base_figure(height=480)
+    fig = th.base_figure(height=400)
     contexts = sorted(data["context"].unique())
     groups = []
     for context in contexts:
@@ -141,16 +142,16 @@ def draw_ladder(data: pd.DataFrame, deployment: ArticleDeployment, default_conte
         },
     )
     pl.legend_above(fig)
-    pl.set_narrow(fig, pl.narrow_below(fig, 600, slider=True, extra=pl.sparse_ticks(sorted(x.unique()))))
+    pl.set_narrow(fig, pl.narrow_below(fig, 520, extra=pl.sparse_ticks(sorted(x.unique()))))
     return fig
 
 
 LADDER_FIGURE = FigureSpec(
     "ladder",
     "Speedup against concurrency for each drafter",
-    "The ladder: each drafter's speedup as concurrent sequences rise. Magenta points are more than 3% slower "
-    "than plain decoding, grey ones within 3% of it; open markers do not fit in memory. The slider sets the "
-    "prompt length.",
+    "The ladder: each drafter's speedup as concurrent sequences rise, at the prompt length the slider sets, "
+    "with magenta points more than 3% slower than plain decoding, grey ones within 3% of it, and open markers "
+    "where the scenario does not fit in memory.",
     ladder,
     lambda d, s: draw_ladder(d, s.deployment),
     setting=lambda s: {},
@@ -158,6 +159,10 @@ LADDER_FIGURE = FigureSpec(
 
 
 # --- the break-even map -----------------------------------------------------------------------
+
+#: The map's 1.0x contour and the boxes of cells that do not fit: dark in both schemes, since they
+#: run over the map's cells, not the page.
+INK = "#1f1f1f"
 
 
 def breakeven_map(settings: SiteSettings) -> pd.DataFrame:
@@ -188,7 +193,8 @@ def _map_traces(
     gamma = part["best_gamma"].loc[contexts, concurrencies].to_numpy()
     label = th.drafter_label(drafter)
     gains = np.vectorize(lambda x: verdict(float(x)) == "faster")(speed)
-    # A flat near-white band over the speedups called even (within EVEN_MARGIN of 1x).
+    # The verdict colours: a loss in magenta, a flat grey band over the speedups called even
+    # (within EVEN_MARGIN of 1x), a gain in teal.
     band = float(np.log2(1 + EVEN_MARGIN)) / (2 * span)
     heatmap = go.Heatmap(
         x=xs,
@@ -196,7 +202,7 @@ def _map_traces(
         z=np.log2(speed),
         zmin=-span,
         zmax=span,
-        colorscale=[[0.0, th.LOSS], [0.5 - band, "#f2f2f2"], [0.5 + band, "#f2f2f2"], [1.0, th.ROLE_COLORS["ngram"]]],
+        colorscale=[[0.0, th.LOSS], [0.5 - band, th.EVEN], [0.5 + band, th.EVEN], [1.0, th.GAIN]],
         text=np.where(gains, gamma.astype(str), "off"),
         texttemplate="%{text}",
         customdata=speed,
@@ -219,7 +225,7 @@ def _map_traces(
         mode="markers",
         visible=visible,
         showlegend=False,
-        marker={"symbol": "square-open", "size": 30, "line": {"width": 1.5}, "color": th.NEUTRAL},
+        marker={"symbol": "square-open", "size": 30, "line": {"width": 1.5}, "color": INK},
         name="does not fit in memory",
         hovertext=sequences([concurrencies[c] for c in cols]),
         customdata=[[float(speed[r, c]), str(gamma[r, c]) if gains[r, c] else "off"] for r, c in zip(rows, cols)],
@@ -237,8 +243,7 @@ def _contour(xs: list[str], ys: list[str], speed: np.ndarray, visible: bool) -> 
         y=ys,
         z=speed,
         contours={"start": 1, "end": 1, "size": 1, "coloring": "none", "showlabels": False},
-        # Dark in both schemes: it runs over the map's near-white 1x cells, not the page.
-        line={"width": 3, "color": "#1f1f1f"},
+        line={"width": 3, "color": INK},
         showscale=False,
         visible=visible,
         hoverinfo="skip",
@@ -250,7 +255,7 @@ def _contour(xs: list[str], ys: list[str], speed: np.ndarray, visible: bool) -> 
 def draw_breakeven_map(data: pd.DataFrame, deployment: ArticleDeployment, default: str | None = None) -> go.Figure:
     """Speedup at the best gamma over concurrency x context, per drafter (buttons), with the
     1.0x contour and the best gamma written in each cell."""
-    fig = th.base_figure(height=520)
+    fig = th.base_figure(height=450)
     default = default or deployment.draft
     drafters = list(dict.fromkeys(data["drafter"]))
     xs = [str(batch) for batch in sorted(data["concurrency"].unique())]
@@ -266,23 +271,10 @@ def draw_breakeven_map(data: pd.DataFrame, deployment: ArticleDeployment, defaul
     for drafter, group in zip(drafters, groups):
         visible = [i in group for i in range(len(fig.data))]
         buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": th.drafter_short_label(drafter)})
-    # name: the label of the page's own control for this menu (docs/javascripts/figures.js).
-    menu = {
-        "name": "drafter",
-        "type": "buttons",
-        "direction": "right",
-        "buttons": buttons,
-        "active": drafters.index(default),
-        "x": 0,
-        "y": 1.14,
-        "xanchor": "left",
-        "showactive": True,
-    }
     fig.update_layout(
-        updatemenus=[menu],
+        updatemenus=[menu("drafter", buttons, drafters.index(default))],
         xaxis={"title": "concurrent sequences", "type": "category"},
         yaxis={"title": "context (prompt tokens)", "type": "category"},
-        margin={"t": 70},
     )
     pl.legend_below(fig)
     _map_narrow(fig, xs, groups)
@@ -293,14 +285,10 @@ COLORBAR = 66  # px a horizontal colour bar takes: title, bar and labels
 
 
 def _map_narrow(fig: go.Figure, xs: list[str], groups: list[list[int]]) -> None:
-    """Narrow: a dropdown instead of the row of buttons, every other column labelled, cell
-    text of 10 px, smaller boxes, and the colour bar laid flat under the plot."""
-    height, top = 570, 56
-    menu = {"type": "dropdown", "direction": "down", "x": 0, "xanchor": "left", "y": 1, "yanchor": "bottom"}
-    paths = {f"updatemenus[0].{k}": v for k, v in menu.items()}
-    paths.update(
-        {"updatemenus[0].pad.b": 8, "xaxis.tickvals": xs[::2], "xaxis.ticktext": xs[::2], "xaxis.tickangle": 0}
-    )
+    """Narrow: every other column labelled, cell text of 10 px, smaller boxes, and the colour bar
+    laid flat under the plot."""
+    height, top = 530, pl.NARROW_TOP
+    paths = {"xaxis.tickvals": xs[::2], "xaxis.ticktext": xs[::2], "xaxis.tickangle": 0}
     narrow = pl.narrow_below(fig, height, top=top, band=pl.X_BAND + pl.GAP + COLORBAR, extra=paths)
     colorbar = {"orientation": "h", "x": 0, "xanchor": "left", "len": 1, "thickness": 10, "yanchor": "top"}
     colorbar["y"] = round(-(pl.X_BAND + pl.GAP) / (height - top - narrow["margin.b"]), 4)
@@ -312,10 +300,9 @@ def _map_narrow(fig: go.Figure, xs: list[str], groups: list[list[int]]) -> None:
 BREAKEVEN_FIGURE = FigureSpec(
     "breakeven",
     "Break-even map over concurrency and context",
-    "Each cell is the speedup at the best γ, written in the cell (off: no γ gains more than 3%): teal cells "
-    "gain, magenta cells lose, grey ones are within 3% of even; the dark line is the 1.0x contour, the edge "
-    "between gaining and losing cells, and boxed cells do not fit in memory. The drafter menu (or the buttons) "
-    "above the map switches drafters.",
+    "Each cell is the speedup at the best γ of the drafter the menu picks, with that γ written in it (off: no "
+    "γ gains more than 3%): teal cells gain, magenta cells lose, grey ones are within 3% of even, the dark "
+    "line is the 1.0x contour between gaining and losing cells, and boxed cells do not fit in memory.",
     breakeven_map,
     lambda d, s: draw_breakeven_map(d, s.deployment),
     setting=lambda s: {"concurrency": 64, "gamma": 1},

@@ -1,8 +1,10 @@
-"""Where a figure's legend, slider and titles go, at desktop width and in the narrow variant
-that docs/javascripts/figures.js switches to when a figure is under 600 px wide.
+"""Where a figure's legend and titles go, at desktop width and in the narrow variant that
+docs/javascripts/figures.js switches to when a figure is under 600 px wide. (A figure's sliders
+and menus take no room in it: Plotly does not draw them, figures.js puts a native control for
+each above the figure.)
 
-Plotly places a legend or a slider under the plot in fractions of the plot's height, while
-what sits between them (the x-axis tick labels and title) takes a fixed number of pixels.
+Plotly places a legend under the plot in a fraction of the plot's height, while what sits
+between them (the x-axis tick labels and title) takes a fixed number of pixels.
 So the fractions are computed here from the figure's height and margins, and the margins
 are set large enough that Plotly has nothing left to push: the plot's height is then known.
 Widths are estimated from the number of characters at a width per character of the widest
@@ -29,8 +31,6 @@ import plotly.graph_objects as go
 X_BAND = 62  # px from the plot's bottom edge to the bottom of a one-line x-axis title
 TITLE_LINE = 19  # px a second line of an axis title takes
 GAP = 8  # px between two things stacked under the plot
-SLIDER = 72  # px a slider takes: current value, rail and step labels
-SLIDER_TOP = 5  # px Plotly leaves between a slider's pad.t and its current value
 PANEL_TITLE = 24  # px a subplot title takes above its panel
 LEGEND_ROW = 20  # px a row of legend entries takes
 LEGEND_PAD = 10  # px a legend adds around its rows
@@ -91,22 +91,17 @@ def narrow_legend(labels: Sequence[str], grouped: bool, plot_px: float = NARROW_
     return {"legend.orientation": "h", **entry}, height
 
 
-def bottom_px(legend_px: int = 0, slider: bool = False, band: int = X_BAND) -> int:
-    """The bottom margin that holds the x-axis band, the slider and the legend (see ``below``)."""
-    return band + GAP + (SLIDER + GAP if slider else 0) + (legend_px + GAP if legend_px else 0)
+def bottom_px(legend_px: int = 0, band: int = X_BAND) -> int:
+    """The bottom margin that holds the x-axis band and the legend (see ``below``)."""
+    return band + GAP + (legend_px + GAP if legend_px else 0)
 
 
-def below(height: int, top: int, legend_px: int = 0, slider: bool = False, band: int = X_BAND) -> dict:
-    """Margins, and the places of the slider and legend, stacked under the plot in this
-    order: the x-axis band (tick labels and title, ``band`` px), the slider, the legend."""
+def below(height: int, top: int, legend_px: int = 0, band: int = X_BAND) -> dict:
+    """Margins, and the place of the legend, stacked under the plot in this order: the x-axis
+    band (tick labels and title, ``band`` px), the legend."""
     y = band + GAP
     out: dict = {}
-    if slider:
-        out["sliders[0].y"] = 0
-        out["sliders[0].yanchor"] = "top"
-        out["sliders[0].pad.t"] = y - SLIDER_TOP
-        y += SLIDER + GAP
-    bottom = bottom_px(legend_px, slider, band)
+    bottom = bottom_px(legend_px, band)
     if legend_px:
         out.update({"legend.x": 0, "legend.xanchor": "left", "legend.y": round(-y / (height - top - bottom), 4)})
         out["legend.yanchor"] = "top"
@@ -115,16 +110,17 @@ def below(height: int, top: int, legend_px: int = 0, slider: bool = False, band:
 
 
 def apply(fig: go.Figure, paths: dict) -> None:
-    """Set flat attribute paths (``"legend.y"``, ``"sliders[0].pad.t"``) on the figure's layout."""
+    """Set flat attribute paths (``"legend.y"``, ``"annotations[1].x"``) on the figure's layout."""
     for path, value in paths.items():
         fig.layout[path] = value
 
 
-def legend_below(fig: go.Figure, slider: bool = False, band: int = X_BAND) -> None:
-    """The wide layout's legend under the plot (and the slider, if any), clear of the x-axis title."""
+def legend_below(fig: go.Figure, band: int = X_BAND) -> None:
+    """The wide layout's legend under the plot, clear of the x-axis title (no room for one that
+    has no entries)."""
     labels, grouped = legend_entries(fig)
-    legend = natural_legend_height(labels, WIDE_PLOT, grouped)
-    apply(fig, {"legend.orientation": "h", **below(fig.layout.height, fig.layout.margin.t or 36, legend, slider, band)})
+    legend = natural_legend_height(labels, WIDE_PLOT, grouped) if labels else 0
+    apply(fig, {"legend.orientation": "h", **below(fig.layout.height, fig.layout.margin.t or 36, legend, band)})
 
 
 def legend_above(fig: go.Figure) -> None:
@@ -137,21 +133,19 @@ def legend_above(fig: go.Figure) -> None:
 def narrow_below(
     fig: go.Figure,
     height: int | None = None,
-    slider: bool = False,
     top: int = NARROW_TOP,
     band: int = X_BAND,
     plot: int | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> dict:
-    """The narrow variant's layout paths for a figure with its legend (and slider) under the
-    plot: ``height`` px in all, or a plot ``plot`` px tall; ``top`` px over the plot;
-    ``extra`` paths are added."""
+    """The narrow variant's layout paths for a figure with its legend under the plot: ``height``
+    px in all, or a plot ``plot`` px tall; ``top`` px over the plot; ``extra`` paths are added."""
     labels, grouped = legend_entries(fig)
     legend, legend_px = narrow_legend(labels, grouped) if labels else ({}, 0)
     if not height:
         assert plot is not None, "a narrow layout needs the figure's height or its plot's"
-        height = top + plot + bottom_px(legend_px, slider, band)
-    return {"height": height, **legend, **below(height, top, legend_px, slider, band), **(extra or {})}
+        height = top + plot + bottom_px(legend_px, band)
+    return {"height": height, **legend, **below(height, top, legend_px, band), **(extra or {})}
 
 
 def set_narrow(fig: go.Figure, layout: dict, traces: Iterable[tuple[Sequence[int], dict]] = ()) -> None:
@@ -193,21 +187,21 @@ def stacked_domains(count: int, plot_px: float, gap_px: float) -> list[list[floa
     return domains
 
 
-def side_by_side(fig: go.Figure, panels: int, slider: bool = False, panel_px: int = 150, gap_px: int = 60) -> None:
+def side_by_side(fig: go.Figure, panels: int, panel_px: int = 150, gap_px: int = 60) -> None:
     """Subplots in one row, titled (their titles are the first ``panels`` annotations). Wide:
-    the legend over the panels' titles (and the slider, if any, under the plot). Narrow: the
+    the legend over the panels' titles. Narrow: the
     panels one over the other, each with its title, the x axis titled on the last, the y axis
     on the middle one (its title is the first panel's), the legend under the plot."""
     labels, grouped = legend_entries(fig)
     legend_px = natural_legend_height(labels, WIDE_PLOT, grouped)
     height, top = fig.layout.height, legend_px + GAP + PANEL_TITLE
-    apply(fig, below(height, top, slider=slider))
+    apply(fig, below(height, top))
     plot = height - top - fig.layout.margin.b
     legend = {"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "bottom"}
     fig.update_layout(legend={**legend, "y": round(1 + (PANEL_TITLE + GAP) / plot, 4)})
 
     total = panels * panel_px + (panels - 1) * gap_px
-    narrow = narrow_below(fig, slider=slider, top=NARROW_TOP + PANEL_TITLE, plot=total)
+    narrow = narrow_below(fig, top=NARROW_TOP + PANEL_TITLE, plot=total)
     middle, y_title = panels // 2, fig.layout.yaxis.title.text
     for i, domain in enumerate(stacked_domains(panels, total, gap_px)):
         x, y = f"xaxis{i + 1 if i else ''}", f"yaxis{i + 1 if i else ''}"

@@ -22,7 +22,7 @@ from sitebuild import theme as th
 from sitebuild.config import SiteSettings
 from sitebuild.figures import beyond as multi
 from sitebuild.figures import placement as pl
-from sitebuild.figures.common import CONCURRENCY, sequences
+from sitebuild.figures.common import CONCURRENCY, menu, sequences
 from sitebuild.figures.spec import FigureSpec
 from sitebuild.memo import Keyed
 from specmodel.formatting import plural
@@ -43,7 +43,7 @@ BIG_DRAFT = "llama-3.2-1b"
 #: The pairs, by key: the article's deployment, and BIG_DRAFT serving the large target.
 PAIRS = ("article", "big")
 #: Each engine's colour (as on the validation figures) and how the legend names it.
-ENGINE_COLORS = {"ideal": th.COMPUTE, "vllm": th.ROLE_COLORS["ngram"]}
+ENGINE_COLORS = th.ENGINE_COLORS
 ENGINE_LABELS = {"ideal": "ideal roofline", "vllm": "vLLM profile"}
 
 
@@ -216,7 +216,7 @@ def draw_schedule(data: pd.DataFrame, default: str) -> go.Figure:
     """Speedup against load with the schedule and with FIXED_GAMMA under each engine (top), and
     the gamma the schedule runs (bottom), one pair at a time (buttons)."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.07, row_heights=[0.64, 0.36])
-    fig.update_layout(template=th.TEMPLATE, height=600, autosize=True)
+    fig.update_layout(template=th.TEMPLATE, height=566, autosize=True)
     pairs = list(dict.fromkeys(data["pair"]))  # those that hold at least one sequence in memory
     if not pairs:
         fig.add_annotation(text=NOTHING_FITS, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
@@ -238,13 +238,7 @@ def draw_schedule(data: pd.DataFrame, default: str) -> go.Figure:
         {"method": "restyle", "args": [{"visible": [i in g or i in always for i in range(len(fig.data))]}], "label": p}
         for p, g in zip(pairs, groups)
     ]
-    fig.update_layout(
-        updatemenus=[
-            {"name": "model pair", "type": "buttons", "direction": "right", "buttons": buttons,
-             "active": pairs.index(default), "x": 0, "y": 1.1, "xanchor": "left", "showactive": True}
-        ],
-        margin={"t": 70},
-    )  # fmt: skip
+    fig.update_layout(updatemenus=[menu("model pair", buttons, pairs.index(default))])
     ticks = [b for b in CONCURRENCY.tolist() if b <= top]
     fastest = max([1.0, *data["schedule_speedup"], *data.loc[data["fits"], "fixed_speedup"]])
     fig.update_xaxes(**th.log2_axis(ticks), range=[0, float(np.log10(top))])
@@ -254,20 +248,17 @@ def draw_schedule(data: pd.DataFrame, default: str) -> go.Figure:
     fig.update_yaxes(title_text="γ", range=[-0.4, gammas[-1] + 0.4], tickvals=gammas,
                      ticktext=["off" if g == OFF else str(g) for g in gammas], row=2, col=1)  # fmt: skip
     pl.legend_below(fig)
-    menu = {"type": "dropdown", "direction": "down", "x": 0, "xanchor": "left", "y": 1, "yanchor": "bottom"}
-    narrow = {f"updatemenus[0].{k}": v for k, v in menu.items()}
-    narrow["updatemenus[0].pad.b"] = 8
-    pl.set_narrow(fig, pl.narrow_below(fig, 660, top=56, extra={**narrow, **pl.sparse_ticks(ticks, axes=2)}))
+    pl.set_narrow(fig, pl.narrow_below(fig, 620, extra=pl.sparse_ticks(ticks, axes=2)))
     return fig
 
 
 SCHEDULE_FIGURE = FigureSpec(
     "gamma-schedule",
     "Speedup against load with the best γ at every load and with one γ throughout",
-    "Top: the speedup of the article's deployment at every load with the γ the schedule picks for it (solid; "
+    "Top, the speedup of the article's deployment at every load with the γ the schedule picks for it (solid; "
     f"1x where the schedule turns speculation off) and with γ = {FIXED_GAMMA} at every load (dashed, ending where "
-    "the drafter no longer fits in memory), under the ideal roofline (orange) and the vLLM profile (teal). "
-    "Bottom: the γ the schedule runs at each load. The buttons switch to "
+    "the drafter no longer fits in memory), under the ideal roofline (orange) and the vLLM profile (purple); "
+    "bottom, the γ the schedule runs at each load; the menu switches to "
     f"{get_architecture(BIG_DRAFT).name} drafting for "
     f"{get_architecture(multi.BIG_TARGET).name} on {multi.deployment_name(multi.BIG_HARDWARE, multi.BIG_TP)}, the "
     "deployment of the page Beyond one GPU.",

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from sitebuild import theme as th
 from sitebuild.claims.serving import HIGH_TARGET_RUNG, LOW_TARGET_RUNG, latency_target
 from sitebuild.config import ArticleDeployment, SiteSettings
-from sitebuild.figures.common import CONCURRENCY, UNFIT_SYMBOL, named_groups, sequences
+from sitebuild.figures.common import CONCURRENCY, UNFIT_SYMBOL, menu, named_groups, sequences
 from sitebuild.figures.placement import legend_below, narrow_below, set_narrow
 from sitebuild.figures.spec import FigureSpec
 from specmodel.model.drafters import drafter_label
@@ -58,7 +58,7 @@ def time_breakdown(settings: SiteSettings) -> pd.DataFrame:
 
 
 #: Each part's legend label and colour: the target's in blues and orange, the drafter's in
-#: purples and green, communication in teal, the engine's fixed costs grey.
+#: purples and green, communication in gold, the engine's fixed costs dark grey (no verdict colour).
 PARTS = {
     "target_weights": ("target: weights", "#3b6fd8"),
     "target_kv": ("target: cache", "#8fb0ee"),
@@ -66,8 +66,8 @@ PARTS = {
     "draft_weights": ("drafter: weights", "#7c6bd6"),
     "draft_kv": ("drafter: cache", "#b9aef0"),
     "draft_arithmetic": ("drafter: arithmetic not hidden", "#5c8a2e"),
-    "communication": ("all-reduces", "#0f9d8a"),
-    "engine_fixed": ("engine fixed costs", th.NEUTRAL),
+    "communication": ("all-reduces", "#a67c00"),
+    "engine_fixed": ("engine fixed costs", th.MUTED),
 }
 
 
@@ -99,23 +99,14 @@ def _case_menu(cases: list[str], groups: list[list[int]], traces: int) -> dict:
     for case, group in zip(cases, groups):
         visible = [i in group for i in range(traces)]
         buttons.append({"method": "restyle", "args": [{"visible": visible}], "label": case})
-    # name: the label of the page's own control for this menu (docs/javascripts/figures.js).
-    place = {"x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom", "pad": {"b": 4}}
-    return {
-        "name": "drafter and prompt length",
-        "type": "dropdown",
-        "direction": "down",
-        "buttons": buttons,
-        "active": 0,
-        **place,
-    }
+    return menu("drafter and prompt length", buttons, 0)
 
 
 def draw_time_breakdown(data: pd.DataFrame) -> go.Figure:
     """Stacked bars, two per rung (plain, speculative), of the time per generated token as a
     share of the plain step's, by part; a menu switches between the cases (drafter, context).
     Parts that are zero in every case are left out of the legend."""
-    fig = th.base_figure(height=500)
+    fig = th.base_figure(height=488)
     cases = list(dict.fromkeys(data["case"]))
     used = [p for p in TIME_PARTS if data.loc[data["part"] == p, "share"].max() > 1e-9]
     groups: list[list[int]] = []
@@ -132,25 +123,24 @@ def draw_time_breakdown(data: pd.DataFrame) -> go.Figure:
     fig.update_layout(
         barmode="stack",
         updatemenus=[_case_menu(cases, groups, len(fig.data))],
-        margin={"t": 48},
         xaxis={"title": "concurrent sequences: plain decoding and speculation", "type": "multicategory"},
         yaxis={"title": "time per token, share of a plain step", "range": [0, top]},
     )
     # The plain step's time: a bar above this line takes longer than plain decoding.
-    plain_step = {"dash": "dash", "width": 1.5, "color": th.NEUTRAL}
+    plain_step = {"dash": "dash", "width": 1.5, "color": th.EVEN}
     fig.add_shape(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=plain_step)
     legend_below(fig, band=104)  # two rows of tick labels (rung, plain or speculative) and the title
     narrow = {"xaxis.tickfont.size": 9, "xaxis.title.text": "sequences: plain, spec."}
-    set_narrow(fig, narrow_below(fig, 660, top=48, band=104, extra=narrow))
+    set_narrow(fig, narrow_below(fig, 628, band=104, extra=narrow))
     return fig
 
 
 BREAKDOWN_FIGURE = FigureSpec(
     "breakdown",
     "Time per generated token split into its parts, plain decoding against speculation, at every concurrency",
-    "Two bars per rung, plain decoding and speculation, each part a share of the plain step's time per token: "
-    "a speculative bar above the dashed line is slower than plain decoding. The menu switches drafter and "
-    "prompt length.",
+    "Two bars per rung, plain decoding and speculation with the drafter and prompt length the menu picks, each "
+    "part a share of the plain step's time per token, so that a speculative bar above the dashed line is slower "
+    "than plain decoding.",
     time_breakdown,
     lambda d, s: draw_time_breakdown(d),
 )
@@ -244,7 +234,7 @@ def draw_latency_throughput(
     fig = th.base_figure(height=480)
     for series, part in named_groups(data, "series"):
         drafter = part["drafter"].iloc[0]
-        fig.add_trace(_rate_trace(part, series, th.drafter_color(drafter, deployment) if drafter else th.NEUTRAL))
+        fig.add_trace(_rate_trace(part, series, th.drafter_color(drafter, deployment) if drafter else th.MUTED))
     low_x, high_x = float(data["total"].min()) * 0.8, float(data["total"].max()) * 1.25
     for target, dash in zip(targets, ("dash", "dashdot")):
         # A target rate per user, named in the legend (a label on the plot would sit on the points).
@@ -254,7 +244,7 @@ def draw_latency_throughput(
                 y=[target, target],
                 mode="lines",
                 name=f"target: {target:,.0f} tokens/s per user",
-                line={"dash": dash, "width": 1.5, "color": th.NEUTRAL},
+                line={"dash": dash, "width": 1.5, "color": th.MUTED},
                 meta=th.REFERENCE,
                 hoverinfo="skip",
             )
@@ -282,7 +272,7 @@ def draw_latency_throughput(
 LATENCY_FIGURE = FigureSpec(
     "latency",
     "Tokens per second for each user against tokens per second in all, plain decoding and each drafter",
-    "One point per concurrency, from one sequence (top left) to 1,024; open points do not fit. Along a "
+    "One point per concurrency, from one sequence (top left) to 1,024, open where it does not fit: along a "
     "target line, the curve that reaches furthest right serves the most tokens per second at that rate per user.",
     latency_throughput,
     lambda d, s: draw_latency_throughput(d[0], d[1], s.deployment),

@@ -32,8 +32,8 @@ from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import ENGINES
 from specmodel.model.specs import get_architecture
 
-#: Each engine's colour on the validation figures (the one-GPU figure's: orange and teal).
-ENGINE_COLORS = {"ideal": th.COMPUTE, "vllm": th.ROLE_COLORS["ngram"]}
+#: Each engine's colour on the validation figures (the one-GPU figure's: orange and purple).
+ENGINE_COLORS = th.ENGINE_COLORS
 #: Marker of a published measurement drawn beside the model's predictions.
 MEASURED_SYMBOL = "diamond"
 
@@ -112,7 +112,7 @@ def _measured_trace(mine: pd.DataFrame, panel: str, legend: bool) -> go.Scatter:
             "size": 13,
             "symbol": MEASURED_SYMBOL,
             "color": point_colors(mine["measured"], color),
-            "line": {"width": 1.5, "color": th.NEUTRAL},
+            "line": {"width": 1.5, "color": th.MUTED},
         },
         hovertext=sequences(mine["batch"]),
         hovertemplate="%{hovertext}: measured %{y:.2f}x<extra>" + panel + "</extra>",
@@ -174,7 +174,7 @@ DRAFT_MODEL_FIGURE = FigureSpec(
     "Qwen3-0.6B drafting for Qwen3-8B on one H100: measured speedup against both engines' predictions",
     "Diamonds: SpecDecode-Bench's measurements under vLLM (three guesses per iteration); lines: the ideal "
     "roofline (dashed, triangles) and the fitted vLLM profile (solid, circles), each with the acceptance that "
-    "reproduces the measurement at one sequence, so the larger batches are predictions. Magenta markers are "
+    "reproduces the measurement at one sequence, so the larger batches are predictions; magenta markers are "
     "losses, grey ones within 3% of even.",
     draft_model_ladders,
     lambda d, s: draw_draft_model_ladders(d[0], d[1]),
@@ -283,11 +283,11 @@ def draw_held_out(data: pd.DataFrame) -> go.Figure:
 HELD_OUT_FIGURE = FigureSpec(
     "validation-held-out",
     "Predicted against measured speedup on every measurement no fit has read",
-    "Each point is a published measurement that no fitted constant has seen: one-GPU runs found outside the "
+    "Each point is a published measurement that no fitted constant has seen (one-GPU runs found outside the "
     "fitted file, with the acceptance each measured, and the four-GPU and draft-model series at 16 to 128 "
-    "sequences, with the acceptance fitted at one sequence under each engine. On the diagonal the model "
-    "predicts exactly, dotted lines are 15% off. Orange triangles: the ideal roofline; teal circles: the "
-    "fitted vLLM profile.",
+    "sequences, with the acceptance fitted at one sequence under each engine), against the ideal roofline "
+    "(orange triangles) and the fitted vLLM profile (purple circles): on the diagonal the model predicts "
+    "exactly, and dotted lines are 15% off.",
     held_out,
     lambda d, s: draw_held_out(d),
 )

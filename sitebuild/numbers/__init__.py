@@ -28,7 +28,6 @@ SECTIONS = (
     opening.numbers,
     lender.numbers,
     drafts.numbers,
-    drafts.head_numbers,
     capacity.numbers,
     gamma.numbers,
     schedule.numbers,

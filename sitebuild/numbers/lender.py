@@ -1,5 +1,5 @@
-"""Section 3, what a decode step spends its time on: its arithmetic intensity, the verify pass's idle share
-and the arithmetic bill."""
+"""Section 1, what a decode step spends its time on: its arithmetic intensity, the verify pass's memory time
+and idle share, and the arithmetic bill."""
 
 from __future__ import annotations
 
@@ -13,24 +13,17 @@ from specmodel.model.specs import get_architecture
 
 
 def numbers(settings: SiteSettings) -> dict[str, Number]:
-    """The card's figures, the verify pass at 1 sequence, its idle share up the ladder, and
-    Theorem 3.11 against the model's own FLOP counts."""
+    """A one-sequence decode step's arithmetic intensity, the verify pass's memory time at one
+    sequence and its idle share at 64, and Theorem 3.11 against the model's own FLOP counts."""
     dep, c = settings.deployment, settings.constants
     target, draft = get_architecture(dep.target), get_architecture(dep.draft)
     d = one(settings)
     alpha, gamma = DEFAULTS["alpha"], DEFAULTS["gamma"]
     n: dict[str, Number] = {
-        "flops_per_weight": plain(
-            arch.dense_flops_per_position(target, c.FLOPS_PER_PARAMETER) / arch.parameter_count(target), 0
-        ),
         "plain_intensity": plain(d.plain_intensity, 1),
-        "verify_gib_b1": plain(d.verify_bytes / 2**30),
-        "verify_tflop_b1": plain(d.verify_flops / 1e12, 3),
-        "verify_mem_ms_b1": plain(d.verify_memory_time * 1e3),
-        "verify_comp_ms_b1": plain(d.verify_compute_time * 1e3),
+        "verify_mem_ms_b1": at(plain(d.verify_memory_time * 1e3), "verify_memory_ms"),
+        "idle_b64": at(percent(one(settings, concurrency=64).verify_idle), "verify_idle", concurrency=64),
     }
-    for b in (1, 32, 64, 1024):
-        n[f"idle_b{b}"] = at(percent(one(settings, concurrency=b).verify_idle), "verify_idle", concurrency=b)
     n["thm311_c0"] = times(acc.theorem_3_11_arithmetic_increase(alpha, gamma, 0.0))
     n["arith_ngram_same"] = times(one(settings, drafter="ngram", acceptance="same").arithmetic_ratio)
     n["c_draft"] = plain(arch.draft_cost_ratio(draft, target, c.FLOPS_PER_PARAMETER), 3)

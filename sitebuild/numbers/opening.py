@@ -1,4 +1,4 @@
-"""The opening and sections 1-2: the names of the simulated system, its default speedup and
+"""The opening and the appendix: the names of the simulated system, its default speedup and
 arithmetic, and Algorithm 1 run."""
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ def numbers(settings: SiteSettings) -> dict[str, Number]:
         "hardware_name": name(get_hardware(dep.hardware).name),
         "target_name": name(get_architecture(dep.target).name),
         "draft_name": name(get_architecture(dep.draft).name),
-        "big_draft_name": name(get_architecture(dep.big_draft).name),
         "generated_tokens": plain(default_scenario(settings).generated_tokens, 0),
         "speedup_b1": speedup_at(d.speedup),
         "arith_b1": times(d.arithmetic_ratio),

@@ -16,13 +16,13 @@ has the same type and offset in every slice, so one description (:class:`Simulat
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from sitebuild import theme
 from sitebuild.config import SiteSettings
 from sitebuild.figures.common import site_drafters
 from sitebuild.figures.schedule import loads
@@ -271,6 +271,57 @@ def _time_parts(grid: Grid, writer: SliceWriter) -> tuple[dict[str, dict], dict]
     return out, _quantity(writer, total, INNER, decimals=PART_DECIMALS)
 
 
+#: The drafter's sizes beside their ratios to the target's, by the ratio's readout: the drafter's
+#: and the target's :class:`~specmodel.model.evaluation.Evaluation` field (bytes), bytes per
+#: display unit, the unit and its decimals.
+SIZES: dict[str, tuple[str, str, float, str, int]] = {
+    "draft_weight_fraction": ("draft_weight_bytes", "target_weight_bytes", formatting.GIB, "GiB", 2),
+    "draft_kv_fraction": ("draft_kv_bytes_per_token", "target_kv_bytes_per_token", formatting.KIB, "KiB", 0),
+}
+#: How the two sizes read beside their ratio.
+SIZE_TEXT = "{draft} of the target's {target}"
+
+
+def size_text(byte_count: float, per_unit: float, unit: str, decimals: int) -> str:
+    """Bytes in a display unit, ``byte_count / per_unit`` with its unit (``1.11 GiB``, ``112 KiB``)."""
+    return formatting.plain(byte_count / per_unit, decimals, unit)
+
+
+def sizes_text(ev: Evaluation, key: str) -> str:
+    """The drafter's and the target's sizes beside the ratio ``key`` of one scenario, as the page shows them."""
+    draft, target, per_unit, unit, decimals = SIZES[key]
+    texts = {who: size_text(float(np.squeeze(getattr(ev, name))), per_unit, unit, decimals)
+             for who, name in (("draft", draft), ("target", target))}  # fmt: skip
+    return SIZE_TEXT.format(**texts)
+
+
+def _sizes(grid: Grid, writer: SliceWriter) -> dict[str, Any]:
+    """The drafter's and the target's sizes (weights in GiB, cache per token in KiB) in units of
+    their last printed digit, stored once per slice (they depend on the drafter alone)."""
+    ev = grid.evaluation
+    fields: dict[str, dict[str, dict]] = {}
+    for key, (draft, target, per_unit, unit, decimals) in SIZES.items():
+        fields[key] = {}
+        for who, name in (("draft", draft), ("target", target)):
+            values = np.broadcast_to(np.asarray(getattr(ev, name), dtype=float), ev.speedup.shape) / per_unit
+            units = _formatted_units(values, "number", decimals)
+            fields[key][who] = _quantity(writer, units, (), style="number", decimals=decimals, unit=unit)
+    return {"text": SIZE_TEXT, "fields": fields}
+
+
+#: Readouts that only an engine whose passes take the roofline's max(memory, arithmetic)
+#: defines (overlap p = inf, the ideal engine): the verify pass's idle tensor cores. Where memory
+#: and arithmetic overlap imperfectly, part of the arithmetic shows in the time split, and an
+#: idle share beside it would contradict it.
+MAX_ROOFLINE_ONLY = ("verify_idle",)
+
+
+def engine_only(settings: SiteSettings) -> dict[str, list[str]]:
+    """Each readout that only some of the simulator's engines define, with those engines."""
+    engines = [e for e in axes(settings)["engine"] if math.isinf(settings.engines[e].overlap)]
+    return dict.fromkeys(MAX_ROOFLINE_ONLY, engines)
+
+
 def _log_fields(grid: Grid, writer: SliceWriter) -> dict[str, dict]:
     """The fields of vLLM's log line by vLLM's own definitions (:mod:`specmodel.vllm.counters`), as
     printf would print them, over the axes each depends on."""
@@ -438,6 +489,7 @@ def simulator_data(grid: Grid) -> SimulatorData:
     tokens = _quantity(writer, np.rint(np.clip(cdf, 0, 1) * CDF_SCALE).astype(np.int64), ("gamma",),
                        positions=cdf.shape[-1], scale=CDF_SCALE)  # fmt: skip
     log = _log_fields(grid, writer)
+    sizes = _sizes(grid, writer)
     best_gamma, schedule = _schedule_fields(settings, writer)
     default = default_scenario(settings)
     blobs = {}
@@ -457,11 +509,8 @@ def simulator_data(grid: Grid) -> SimulatorData:
         "tokens": {**tokens, "words": list(TOKEN_WORDS)},
         "best_gamma": best_gamma,
         "schedule": schedule,
-        "colors": {
-            "drafters": {d: theme.drafter_color(d, settings.deployment) for d in site_drafters(settings)},
-            "loss": theme.LOSS,
-            "even": theme.NEUTRAL,
-        },
+        "sizes": sizes,
+        "engine_only": engine_only(settings),
         "verdicts": {
             "keys": list(VERDICT_KEYS),
             "text": dict(formatting.VERDICTS),
@@ -510,6 +559,7 @@ def default_text(settings: SiteSettings) -> dict[str, Any]:
     out["parts_total"] = formatting.percent(float(ev.spec_time_parts.sum()) / plain_total, PART_DECIMALS)
     out["acceptance"] = ", ".join(formatting.plain(float(u), 3) for u in np.ravel(ev.per_position)[: default.gamma])
     out["fits"] = FITS_TEXT[bool(ev.fits)]
+    out["sizes"] = {key: sizes_text(ev, key) for key in SIZES}
     out["verdict"] = formatting.verdict(float(ev.speedup), BY_KEY["speedup"].decimals)
     counters, elapsed = as_counters(expected_counters(ev, default.concurrency, default.gamma))
     out["log"] = format_log_message(counters, elapsed)

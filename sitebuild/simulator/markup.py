@@ -4,13 +4,15 @@ values, the sampled iteration and the log line come from the same tables the dat
 (:mod:`sitebuild.simulator.data`). The page's description of the data and the simulator's script
 (docs/javascripts/simulator.js) are embedded in it, and so is the default setting's slice of
 data, so that the first answer waits for nothing: no request, no other script. The ladder's
-bars are drawn by the script alone (their scale depends on the bars in view); without it each
-row shows its value."""
+bars and the time split's stacked bars are drawn by the script alone (their scale depends on
+the bars in view); without it each row shows its value, and the table under the time bars
+holds every part's share as text."""
 
 from __future__ import annotations
 
 import base64
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import numpy as np
 
 from sitebuild.config import SiteSettings
 from sitebuild.figures.schedule import LARGEST_LOAD
+from sitebuild.figures.timing import PARTS
 from sitebuild.paths import ROOT
 from sitebuild.simulator.data import (
     FITS_TEXT,
@@ -29,10 +32,12 @@ from sitebuild.simulator.data import (
     SimulatorData,
     axes,
     default_text,
+    engine_only,
     slice_file,
 )
 from specmodel import formatting
 from specmodel.model import drafters
+from specmodel.model.engines import EngineProfile
 from specmodel.model.evaluate import evaluate
 from specmodel.model.scenario import default_scenario
 from specmodel.model.timing import TIME_PARTS
@@ -52,6 +57,28 @@ LABELS = {
 }
 ACCEPTANCE_LABELS = {"falling": "falls with position", "same": "same at every position"}
 ENGINE_LABELS = {"ideal": "ideal roofline (the article)", "vllm": "vLLM, fitted to measurements"}
+#: What an engine's profile changes, in words: its fixed costs (none, or some), how a pass
+#: combines memory and arithmetic (the roofline's max, or an imperfect overlap), and its batching
+#: (``cohort`` or ``steady``) with the speedup the simulator shows under it.
+FIXED_WORDS = ("no fixed costs", "fixed costs per pass, fitted to measurements")
+OVERLAP_WORDS = ("arithmetic hidden under memory traffic", "arithmetic only partly hidden under memory traffic")
+BATCHING_WORDS = {
+    "cohort": "one batch that starts together and drains; speedup: ratio of the times per output token",
+    "steady": ("the batch kept full, new prompts prefilled alongside; speedup: ratio of output throughputs, prefill "
+               "included"),
+}  # fmt: skip
+#: Said of the readouts an engine does not define, in their place.
+ENGINE_ONLY_NOTE = "not defined for this engine: its passes hide only part of their arithmetic"
+#: The first thing to try, naming the controls it moves, with the first losing load at the
+#: article's setting (``loss``), or without it where there is none.
+TRY_TEXT = {
+    "loss": "Try this: move “{concurrency}” to the right and watch the speedup and the ladder: by {rung}, "
+            "speculation is a loss. Then change “{drafter}”.",
+    "none": "Try this: move “{concurrency}” to the right and watch the speedup and the ladder. "
+            "Then change “{drafter}”.",
+}  # fmt: skip
+RESET_TEXT = "Reset"
+RESET_LABEL = "Reset every control to the article's setting"
 #: Controls over a list of stops (the ladder's concurrencies, the grid's contexts) are sliders
 #: over their positions; the page shows and keeps the value.
 STOPS = ("concurrency", "context")
@@ -86,6 +113,27 @@ CHIP_TITLES = {
     "skipped": "thrown away",
     "emitted": "token the target emits",
 }
+#: The token row's legend: what each state means, shown on screen under the row.
+CHIP_LEGEND = {
+    "accepted": "accepted guess",
+    "rejected": "first rejected guess",
+    "skipped": "thrown away: every guess after the first rejected one",
+    "emitted": "the token the target emits: its correction, or a bonus token when every guess is accepted",
+}
+#: What the ladder shows, and its legend: the verdict each bar's colour gives, and the hatching.
+LADDER_CAPTION = (
+    "The ladder: speedup at every concurrency, on a log scale around the dashed 1x line. Select a row to set the "
+    "concurrency."
+)
+LADDER_LEGEND = {
+    "faster": "faster",
+    "even": f"within {formatting.percent(formatting.EVEN_MARGIN)} of even",
+    "slower": "a loss",
+    "unfit": "does not fit in memory",
+}
+#: The time per output token as two stacked bars (plain, speculative) and a table of the parts.
+TIME_TITLE = "Where the time goes: the time per output token, split into its parts, as a share of a plain step's"
+TIME_ROWS = {"plain": "Plain step", "spec": "Speculative"}
 
 _ENVIRONMENT = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
@@ -111,9 +159,31 @@ def help_texts(settings: SiteSettings) -> dict[str, str]:
                        "given that one was; the same: every guess as often as the first."),
         "drafter": "The drafter sets what a guess costs; how often guesses are accepted is set by α, not by the "
                    "drafter.",
-        "engine": "Ideal: the article's roofline, a batch that starts together and drains. vLLM: fixed costs of a "
-                  "real server, fitted to measurements, with the batch kept full.",
+        "engine": "The engine changes three things at once: what a pass costs, how the batch runs and what the "
+                  "speedup measures. A readout an engine does not define says so.",
     }  # fmt: skip
+
+
+def option_notes(settings: SiteSettings) -> dict[str, dict[str, str]]:
+    """What each option of a control changes, shown beside it (the engines': :func:`engine_words`)."""
+    return {"engine": {e: engine_words(settings.engines[e]) for e in axes(settings)["engine"]}}
+
+
+def engine_words(profile: EngineProfile) -> str:
+    """What an engine changes, in words, read off its profile (:data:`FIXED_WORDS`,
+    :data:`OVERLAP_WORDS`, :data:`BATCHING_WORDS`)."""
+    fixed = profile.target_pass_s > 0 or profile.iteration_s > 0 or profile.head_pass_s > 0
+    partly = not math.isinf(profile.overlap)
+    return "; ".join((FIXED_WORDS[fixed], OVERLAP_WORDS[partly], BATCHING_WORDS[profile.batching]))
+
+
+def try_text(rungs: list[dict[str, Any]]) -> str:
+    """The first thing to try, with the first rung of the ladder that loses at the article's setting."""
+    names = {"concurrency": LABELS["concurrency"], "drafter": LABELS["drafter"]}
+    losing = [r for r in rungs if r["verdict"] == "slower"]
+    if not losing:
+        return TRY_TEXT["none"].format(**names)
+    return TRY_TEXT["loss"].format(**names, rung=formatting.plural(losing[0]["concurrency"], "sequence"))
 
 
 def value_text(name: str, value: Any) -> str:
@@ -125,7 +195,9 @@ def value_text(name: str, value: Any) -> str:
     return f"{value:g}"
 
 
-def _control(name: str, values: tuple[Any, ...], default: Any, help_text: str | None) -> dict[str, Any]:
+def _control(
+    name: str, values: tuple[Any, ...], default: Any, help_text: str | None, notes: dict[str, str] | None = None
+) -> dict[str, Any]:
     control: dict[str, Any] = {"name": name, "label": LABELS[name], "help": help_text}
     if name in STOPS:
         control.update(kind="range", min="0", max=str(len(values) - 1), step="1", value=str(values.index(default)),
@@ -136,7 +208,8 @@ def _control(name: str, values: tuple[Any, ...], default: Any, help_text: str | 
                        value=f"{default:g}", stops=None)  # fmt: skip
     else:
         control["kind"] = "radio"
-        control["options"] = [{"value": v, "text": choice_label(name, v), "selected": v == default} for v in values]
+        control["options"] = [{"value": v, "text": choice_label(name, v), "selected": v == default,
+                               "note": (notes or {}).get(v)} for v in values]  # fmt: skip
     control["value_text"] = value_text(name, default) if name in RANGES else ""
     return control
 
@@ -147,22 +220,31 @@ def _rungs(settings: SiteSettings) -> list[dict[str, Any]]:
     it fits) from the data, the only place that is done."""
     concurrency = np.array(axes(settings)["concurrency"])
     ev = evaluate(concurrency=concurrency, settings=settings)
+    decimals = BY_KEY["speedup"].decimals
     return [
-        {"concurrency": int(batch), "text": BY_KEY["speedup"].format(s), "label": f"{int(batch):,}"}
+        {"concurrency": int(batch), "text": BY_KEY["speedup"].format(s), "label": f"{int(batch):,}",
+         "verdict": formatting.verdict(float(s), decimals)}
         for batch, s in zip(concurrency, ev.speedup, strict=True)
-    ]
+    ]  # fmt: skip
 
 
-def _row(key: str, text: dict[str, Any], attr: str = "readout", label: str | None = None) -> dict[str, str]:
-    """A readout's row: its label, and its value in the element ``data-<attr>="<key>"``."""
+def _row(
+    key: str, text: dict[str, Any], attr: str = "readout", label: str | None = None, only: dict | None = None
+) -> dict[str, Any]:
+    """A readout's row: its label, its value in the element ``data-<attr>="<key>"``, the drafter's
+    and the target's sizes beside a ratio of theirs, and, for a readout only some engines define
+    (``only``: the engines by readout, and the default setting's engine), whether it is defined."""
     label = label or (BY_KEY[key].label if attr == "readout" else EXTRA_LABELS[key])
-    return {"label": label, "key": key, "attr": attr, "text": text[key]}
+    row = {"label": label, "key": key, "attr": attr, "text": text[key], "size": text["sizes"].get(key), "only": None}
+    if only is not None and key in only["engines"]:
+        row.update(only=key, defined=only["engine"] in only["engines"][key], note=ENGINE_ONLY_NOTE)
+    return row
 
 
-def _groups(text: dict[str, Any]) -> list[dict[str, Any]]:
+def _groups(text: dict[str, Any], only: dict) -> list[dict[str, Any]]:
     groups = []
     for title, keys in READOUT_GROUPS:
-        rows = [_row(k, text) for k in keys]
+        rows = [_row(k, text, only=only) for k in keys]
         if title == "The drafter":
             rows.append(_row("acceptance", text, "acceptance"))
         if title == "Memory per GPU":
@@ -172,11 +254,14 @@ def _groups(text: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _parts(text: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parts of the time per token: label, colour (the figures'), shares as text, and whether
+    both are zero (the row and its segments are hidden)."""
     zero = formatting.percent(0.0, 0)
+    shares = {p: (text["parts"][p]["plain"], text["parts"][p]["spec"]) for p in TIME_PARTS}
     return [
-        {"key": p, "label": PART_LABELS[p], "plain": text["parts"][p]["plain"], "spec": text["parts"][p]["spec"],
-         "hidden": text["parts"][p]["plain"] == zero and text["parts"][p]["spec"] == zero}
-        for p in TIME_PARTS
+        {"key": p, "label": PART_LABELS[p], "color": PARTS[p][1], "plain": plain, "spec": spec,
+         "hidden": plain == zero and spec == zero}
+        for p, (plain, spec) in shares.items()
     ]  # fmt: skip
 
 
@@ -200,8 +285,10 @@ def simulator_html(settings: SiteSettings, sim: SimulatorData, src: str = "gener
     words = sim.meta["tokens"]["words"]
     chips = [("accepted", words[0]), ("accepted", words[1]), ("rejected", words[2])]
     chips += [("skipped", words[j]) for j in range(3, default.gamma)] + [("emitted", "correction")]
-    helps = help_texts(settings)
+    helps, notes = help_texts(settings), option_notes(settings)
     setting = {name: getattr(default, name) for name in axes(settings)}
+    only = {"engines": engine_only(settings), "engine": default.engine}
+    rungs = _rungs(settings)
     context = {
         "src": src,
         "default_file": slice_file(sim.meta, setting),
@@ -212,20 +299,29 @@ def simulator_html(settings: SiteSettings, sim: SimulatorData, src: str = "gener
         "meta": embedded_json(sim.meta),
         "script": script_source(),
         "controls": [
-            _control(name, values, getattr(default, name), helps.get(name)) for name, values in axes(settings).items()
+            _control(name, values, getattr(default, name), helps.get(name), notes.get(name))
+            for name, values in axes(settings).items()
         ],
+        "try_text": try_text(rungs),
+        "reset_text": RESET_TEXT,
+        "reset_label": RESET_LABEL,
         "text": text,
         "verdict": text["verdict"],
         "verdict_text": formatting.VERDICTS[text["verdict"]],
         "fits": text["fits"] == FITS_TEXT[True],
         "unfit_text": UNFIT_HEADLINE,
-        "reasons": [_row(k, text, label=REASON_LABELS[k]) for k in REASONS],
-        "groups": _groups(text),
+        "reasons": [_row(k, text, label=REASON_LABELS[k], only=only) for k in REASONS],
+        "groups": _groups(text, only),
         "parts": _parts(text),
         "parts_total": text["parts_total"],
-        "rungs": _rungs(settings),
+        "time_title": TIME_TITLE,
+        "time_rows": TIME_ROWS,
+        "rungs": rungs,
+        "ladder_caption": LADDER_CAPTION,
+        "ladder_legend": LADDER_LEGEND,
         "chips": chips,
         "chip_titles": CHIP_TITLES,
+        "chip_legend": CHIP_LEGEND,
         "best_gamma_label": BEST_GAMMA_LABEL,
         "schedule_caption": SCHEDULE_CAPTION,
     }

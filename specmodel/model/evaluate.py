@@ -303,6 +303,8 @@ def _pass_readouts(
         "plain_compute_time": passes.plain.compute_time(batch),
         "plain_intensity": arithmetic_intensity(passes.plain.flops(batch), passes.plain.bytes(batch)),
         "draft_step_bytes": passes.draft.bytes(batch),
+        "verify_time": verify.time(batch),
+        **_step_readouts(passes, batch),
         "target_weight_bytes": np.full(batch.shape, tgt.resident_bytes),
         "target_weight_bytes_per_gpu": tgt.resident_bytes / verify.shards,
         "target_kv_bytes_per_token_per_gpu": tgt.kv_bytes_per_token_per_gpu(verify.shards),
@@ -311,6 +313,22 @@ def _pass_readouts(
         "target_kv_bytes_per_token": np.full(batch.shape, tgt.kv_bytes_per_token),
         "draft_kv_bytes_per_token": dc.kv_bytes_per_token,
         "draft_kv_fraction": dc.kv_bytes_per_token / tgt.kv_bytes_per_token,
+    }
+
+
+def _step_readouts(passes: Passes, batch: FloatArray) -> dict[str, Any]:
+    """One full-batch draft pass and the full-batch plain decode pass: FLOPs, bytes, memory,
+    arithmetic and roofline time (:meth:`specmodel.model.passes.PassPrice.time`; flat)."""
+    draft, plain = passes.draft, passes.plain
+    return {
+        "draft_step_flops": draft.flops(batch),
+        "draft_step_memory_time": draft.memory_time(batch),
+        "draft_step_compute_time": draft.compute_time(batch),
+        "draft_step_time": draft.time(batch),
+        "plain_bytes": plain.bytes(batch),
+        "plain_flops": plain.flops(batch),
+        "plain_memory_time": plain.memory_time(batch),
+        "plain_time": plain.time(batch),
     }
 
 

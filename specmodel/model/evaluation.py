@@ -59,6 +59,17 @@ class Evaluation:
     plain_compute_time: FloatArray  #: seconds of arithmetic in the full-batch plain decode pass (Q = 1)
     plain_intensity: FloatArray  #: FLOP per byte of the full-batch plain decode pass
     draft_step_bytes: FloatArray  #: bytes one full-batch draft pass moves (0 for n-gram)
+    # One iteration's passes and the plain step, each over the full batch of B sequences, as one GPU
+    # sees them (:class:`specmodel.model.passes.PassPrice`): time = max(memory, arithmetic) + all-reduces.
+    verify_time: FloatArray  #: seconds of the full-batch verify pass on the roofline
+    draft_step_flops: FloatArray  #: FLOPs of one full-batch draft pass (0 for n-gram)
+    draft_step_memory_time: FloatArray  #: seconds one full-batch draft pass spends moving its bytes
+    draft_step_compute_time: FloatArray  #: seconds of arithmetic in one full-batch draft pass
+    draft_step_time: FloatArray  #: seconds of one full-batch draft pass on the roofline (gamma of them per iteration)
+    plain_bytes: FloatArray  #: bytes the full-batch plain decode pass moves
+    plain_flops: FloatArray  #: FLOPs of the full-batch plain decode pass
+    plain_memory_time: FloatArray  #: seconds the full-batch plain decode pass spends moving its bytes
+    plain_time: FloatArray  #: seconds of the full-batch plain decode pass on the roofline (one token per sequence)
     target_weight_bytes: FloatArray
     target_weight_bytes_per_gpu: FloatArray  #: the target's resident weights on each GPU (1/N_g)
     target_kv_bytes_per_token_per_gpu: FloatArray  #: each GPU's share of the target's cache per token

@@ -35,8 +35,9 @@ from specmodel.vllm.advise import Advice, predictions
 #: Concurrencies the ladder is drawn at (the deployment's own is added).
 LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
-#: The site's colours (sitebuild/theme.py): predictions, the deployment, measurements, loss.
-PREDICTED, DEPLOYED, MEASURED, NEUTRAL = "#3b6fd8", "#d9822b", "#0f9d8a", "#8a8f98"
+#: The site's colours (sitebuild/theme.py): predictions, the deployment, measurements (its
+#: dark grey: the teal is the site's gain colour), and the even grey of the 1x line.
+PREDICTED, DEPLOYED, MEASURED, NEUTRAL = "#3b6fd8", "#d9822b", "#6b7280", "#8a8f98"
 #: The recommended gamma's curve, where it differs from the deployed one.
 MEASURED_ALT = "#7a4fb5"
 #: The legend of measured speedups: plain over speculative time per output token (decode alone).
