@@ -20,13 +20,13 @@ import plotly.graph_objects as go
 
 from sitebuild import deployment, tables
 from sitebuild.claims import article_claims
-from sitebuild.config import SiteSettings, load_site_settings
+from sitebuild.config import ENGINE_PROFILE_KEY, SiteSettings, load_site_settings
 from sitebuild.figures import acceptance, beyond, cards, costs, engines, ladders, pictures, schedule, timing, validation
 from sitebuild.figures.spec import FigureSpec
 from sitebuild.fit_records import read_sensitivity, read_tradeoff
 from sitebuild.notation import notation_table
 from sitebuild.numbers import Number, article_numbers
-from sitebuild.output import check_destination, named, run_build, tidy, write_tree
+from sitebuild.output import check_destination, claimed, leftover_note, named, run_build, write_tree
 from sitebuild.pass_timings import read_pass_timings
 from sitebuild.paths import EAGLE3_TRADEOFF, ELSEWHERE, MEASUREMENTS, MEMORY_SENSITIVITY, PASS_TIMINGS, ROOT
 from sitebuild.simulator import data as simulator
@@ -35,7 +35,9 @@ from sitebuild.simulator import markup as simulator_markup
 from specmodel.cli import write_stdout
 from specmodel.measurements import load_measurements
 from specmodel.model.scenario import Scenario
+from specmodel.output_path import check_not_input
 from specmodel.progress import progress
+from specmodel.safe_input import excerpt, load_config_file
 
 #: Where each figure's JSON and its data table (CSV) are published, relative to the site's
 #: root: ``<FIGDATA><id>.json`` and ``<FIGDATA><id>.csv``. hooks/numbers.py makes these paths
@@ -395,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         help="TOML or YAML file overriding constants ([constants] NAME = value, names as in "
         "specmodel/model/constants.py) and the deployment ([deployment] hardware, target, draft, "
         'big_draft), and engine_profile = "my-server.toml" (a profile of specmodel fit-engine, in place '
-        "of the public vllm one); the whole site is computed for it",
+        "of the public vllm one; its own key may not be a built-in engine's); the whole site is computed for it",
     )
     args = parser.parse_args(argv)
     return run_build("build_figures.py", args.out, lambda: build(args), write_stdout)
@@ -409,18 +411,31 @@ def planned_paths() -> set[str]:
 
 
 def build(args: argparse.Namespace) -> str:
-    """Check the destination (before computing anything), compute every file and write them,
-    keeping the user's files there; returns the report to print."""
+    """Check the destination (before computing anything: the path, the user's files there, the
+    inputs outside it) under a lock on it, compute every file and write them, keeping the user's
+    files there; returns the report to print."""
     start = time.perf_counter()
-    for note in tidy(args.out):
-        print(f"build_figures.py: {note}", file=sys.stderr)
-    check_destination(args.out, planned_paths())
-    settings = load_site_settings(args.config) if args.config is not None else SiteSettings()
-    files = outputs(settings, args.calibration)
-    kept = write_tree(files, args.out)
+    inputs = [("--config", args.config), ("--calibration", args.calibration)]
+    with claimed(args.out):
+        check_destination(args.out, planned_paths(), inputs)
+        note = leftover_note(args.out)
+        if note is not None:
+            print(f"build_figures.py: {note}", file=sys.stderr)
+        settings = load_site_settings(args.config) if args.config is not None else SiteSettings()
+        check_not_input(args.out, "--out", config_inputs(args.config), folder=True)
+        files = outputs(settings, args.calibration)
+        kept = write_tree(files, args.out)
     if kept:
         print(f"build_figures.py: {kept_note(kept, args.out)}", file=sys.stderr)  # the user's files, kept
     return summary(files, args.out, time.perf_counter() - start)
+
+
+def config_inputs(config: Path | None) -> list[tuple[str, Path]]:
+    """The files a ``--config`` names (its engine profile, relative to it), as (what names it, path)."""
+    if config is None:
+        return []
+    profile = load_config_file(config, f"config {excerpt(str(config), 200)}").get(ENGINE_PROFILE_KEY)
+    return [(f"--config's {ENGINE_PROFILE_KEY}", config.parent / profile)] if isinstance(profile, str) else []
 
 
 def kept_note(kept: list[str], destination: Path) -> str:

@@ -74,7 +74,13 @@ def with_profile_file(settings: SiteSettings, profile_path: Path, where: str) ->
     """``settings`` with the profile in ``profile_path`` (as ``specmodel fit-engine`` writes
     one) in place of :data:`ARTICLE_ENGINE`, under that key: every part of the article that
     prices a real server (the engines section, the multi-GPU figures, the simulator's
-    real-engine setting) then uses the author's own server, and nothing else changes."""
+    real-engine setting) then uses the author's own server, and nothing else changes.
+
+    The file is read as ``--engine-profile`` reads one
+    (:func:`specmodel.model.profile_file.load_profile`): every constant within its physical
+    range, and its own key not a built-in engine's (a file never names itself ``vllm``; this
+    configuration key, not the file, says that it stands in for it). A bad file is one line,
+    before the build computes anything."""
     from specmodel.model.profile_file import load_profile
 
     profile = load_profile(profile_path, where)

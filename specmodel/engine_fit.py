@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from specmodel.measurements import Measurement, PredictionGrids, predict, prediction_grids
-from specmodel.model.engines import EngineProfile
+from specmodel.model.engines import EngineProfile, bounds_of
 from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.scenario import Scenario, ScenarioGrid
 from specmodel.model.settings import Settings
@@ -327,14 +327,17 @@ def user_problem(
     public: EngineProfile, rows: Sequence[Measurement], timings: Sequence[Timing], names: Sequence[str]
 ) -> Problem:
     """A user's fit of ``names`` from ``public``: noise :data:`SIGMA`, priors centred on the
-    public values with :data:`PRIOR_WIDTHS`, bounds :data:`SEARCH_WIDTHS` widths either side
-    (an overlap exponent never below 1)."""
+    public values with :data:`PRIOR_WIDTHS`, bounds :data:`SEARCH_WIDTHS` widths either side,
+    within the range a profile may hold (:func:`specmodel.model.engines.bounds_of`: an overlap
+    exponent never below 1, a time per sequence never below 1 ns), so that the profile the
+    fit writes reads back."""
     start = [float(getattr(public, n)) for n in names]
     low = [
-        max(1.0 if n == "overlap" else 0.0, v * math.exp(-SEARCH_WIDTHS * PRIOR_WIDTHS[n]))
-        for n, v in zip(names, start, strict=True)
+        max(bounds_of(n).low, v * math.exp(-SEARCH_WIDTHS * PRIOR_WIDTHS[n])) for n, v in zip(names, start, strict=True)
     ]
-    high = [v * math.exp(SEARCH_WIDTHS * PRIOR_WIDTHS[n]) for n, v in zip(names, start, strict=True)]
+    high = [
+        min(bounds_of(n).high, v * math.exp(SEARCH_WIDTHS * PRIOR_WIDTHS[n])) for n, v in zip(names, start, strict=True)
+    ]
     widths = [PRIOR_WIDTHS[n] for n in names]
     priors: dict[str | tuple[str, str], Prior] = {n: Prior(v, w) for n, v, w in zip(names, start, widths, strict=True)}
     return Problem(

@@ -3,7 +3,9 @@ size streamed line by line, records validated with one-line errors; structured t
 TOML, JSON) is :mod:`specmodel.structured_input`'s.
 
 Every reader here raises :class:`~specmodel.errors.SpecModelError` with one line that names
-the input and never echoes more than a short excerpt of it. A gzip-compressed file (found by its
+the input and never echoes more than a short excerpt of it. Every file is opened by
+:func:`open_input`, without blocking: only a regular file is read (a FIFO, a device or a
+socket is refused at once). A gzip-compressed file (found by its
 first bytes, whatever its name) is read decompressed, within the same limits, the decompressed
 size counted; ``-`` (standard input) is copied once to a temporary file (:func:`standard_input`)
 that every reader then takes as a file.
@@ -13,8 +15,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import zlib
@@ -75,9 +79,9 @@ def path_text(path: str | Path, limit: int = 120) -> str:
 
 
 def read_limited_text(path: str | Path, where: str, limit: int = MAX_TEXT_BYTES) -> str:
-    """The text of ``path`` (UTF-8, at most ``limit`` bytes, read in chunks so that a device
-    such as /dev/zero fails at once), or a one-line error naming ``where`` if it is missing,
-    a folder, unreadable, larger than the limit, empty, binary (NUL bytes) or not UTF-8."""
+    """The text of ``path`` (UTF-8, at most ``limit`` bytes, read in chunks), or a one-line error
+    naming ``where`` if it is missing, not a regular file (:func:`open_input`: a folder, a FIFO,
+    a device), unreadable, larger than the limit, empty, binary (NUL bytes) or not UTF-8."""
     chunks: list[bytes] = []
     size = 0
     with _opened(path, where, limit) as handle:
@@ -129,30 +133,94 @@ class _Gunzipped:
         return chunk
 
 
+#: How every input file is opened: read-only, never waiting (a FIFO with no writer opens at once,
+#: to be refused), never becoming the process's controlling terminal.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def open_input(path: str | Path, where: str) -> io.BufferedReader:
+    """``path`` opened for reading bytes, if it is a regular file: opened without blocking
+    (:data:`_OPEN_FLAGS`) and checked by ``fstat``, so that a FIFO, a device (/dev/zero, /dev/tty),
+    a socket or a folder is one line naming ``where`` (the option and the file), at once, as is a
+    missing or unreadable file. Every file a user names is opened here."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except ValueError:  # a NUL byte in the name, which a TOML or JSON string may hold
+        raise SpecModelError(f"{where}: a file's name cannot hold a NUL byte") from None
+    except OSError as exc:
+        raise _open_error(path, where, exc) from None
+    try:
+        _check_regular(os.fstat(fd).st_mode, where)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+#: What a file that is not a regular file is, by the type bits of its mode, as a message names it.
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_regular(mode: int, where: str) -> None:
+    """Refuse anything but a regular file: one line naming ``where`` and what it is."""
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    raise SpecModelError(f"{where} is {kind}, not a regular file; give a file")
+
+
+def _open_error(path: str | Path, where: str, exc: OSError) -> SpecModelError:
+    """The one line for a file that could not be opened: missing (a relative path in a working
+    folder that was removed says so), not a regular file (a socket, a terminal without one:
+    found by ``stat``), or unreadable."""
+    if isinstance(exc, FileNotFoundError):
+        gone = not os.path.isabs(path) and working_folder_gone()
+        return SpecModelError(f"{where}: no such file" + (" (the working folder no longer exists)" if gone else ""))
+    try:
+        _check_regular(os.stat(path).st_mode, where)
+    except SpecModelError as refused:
+        return refused
+    except OSError:
+        pass
+    return SpecModelError(f"{where} cannot be read: {exc.strerror or exc}")
+
+
+def working_folder_gone() -> bool:
+    """Whether the process's working folder has been removed (relative paths then name nothing)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
+
+
 @contextmanager
 def _opened(path: str | Path, where: str, limit: int = MAX_GUNZIPPED_BYTES) -> Iterator[_Readable]:
-    """``path`` opened for reading bytes, decompressed if it is gzip (to at most ``limit``
-    bytes); a one-line error if it is missing, a folder or unreadable (also while it is read)."""
-    try:
-        with open(path, "rb") as handle:
+    """``path`` opened for reading bytes (:func:`open_input`), decompressed if it is gzip (to at
+    most ``limit`` bytes); a one-line error if it cannot be read (also while it is read)."""
+    with open_input(path, where) as handle:
+        try:
             yield _Gunzipped(handle, where, limit) if handle.peek(2)[:2] == GZIP_MAGIC else handle
-    except FileNotFoundError:
-        raise SpecModelError(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise SpecModelError(f"{where} is a folder, not a file") from None
-    except OSError as exc:
-        raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
 
 
 def sha256_of(path: str | Path, where: str) -> str:
     """The SHA-256 checksum of ``path``'s bytes as stored (a gzip file's compressed bytes), hex."""
     digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
+    with open_input(path, where) as handle:
+        try:
             while chunk := handle.read(_CHUNK):
                 digest.update(chunk)
-    except OSError as exc:
-        raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise SpecModelError(f"{where} cannot be read: {exc.strerror or exc}") from None
     return digest.hexdigest()
 
 
@@ -206,7 +274,7 @@ def marker_lines(path: str | Path, where: str, markers: tuple[bytes, ...]) -> It
     ``markers``, found by scanning the bytes a block at a time (memory bounded by the block
     and :data:`MAX_LINE_BYTES`, whatever the file's size; no line is split unless it holds
     a marker). One-line errors, naming ``where`` (the option and the file): missing, unreadable, empty,
-    binary (a NUL byte, so /dev/zero fails at once), or a line with a marker that is longer
+    not a regular file (:func:`open_input`), binary (a NUL byte), or a line with a marker that is longer
     than MAX_LINE_BYTES."""
     keep = max(map(len, markers)) - 1
     tail = markers[0]  # the end all markers share (b" metrics:"), to find them in one search
@@ -320,12 +388,10 @@ def load_config_file(path: Path, where: str) -> dict[str, Any]:
     """A TOML (``.toml``) or YAML (``.yaml``/``.yml``) file of settings, as a table (an empty file:
     an empty table), within the bounds of :mod:`specmodel.structured_input`; a one-line error
     for anything else."""
-    if not path.is_file():
-        raise SpecModelError(f"{where} is not a file")
+    text = read_limited_text(path, where)
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".yaml", ".yml"):
         raise SpecModelError(f"{where}: unknown format {excerpt(suffix or '(none)')}; allowed: .toml, .yaml, .yml")
-    text = read_limited_text(path, where)
     data = load_toml_text(text, where) if suffix == ".toml" else load_yaml_text(text, where)
     if data is None:
         data = {}

@@ -3,7 +3,11 @@ one rule whatever its language: at most :data:`MAX_NESTING` levels of nesting an
 :data:`MAX_ITEMS` values, no integer of more than :data:`MAX_DIGITS` digits, no key given
 twice in one mapping (YAML and JSON would keep the last silently; TOML refuses it itself),
 no YAML alias or tag beyond the safe loader's, and (JSON) no NaN or infinity; a nesting too
-deep for the parser itself is refused the same way. Every error is one
+deep for the parser itself is refused the same way. A benchmark result (JSON, :data:`RESULT`)
+is read within bounds of its own: per-request lists of any length (its reader's byte limit
+bounds them), at most :data:`MAX_RESULT_NESTING` levels, and NaN, Infinity and numbers past a
+float's range read as the floats ``json.dump`` wrote them from, for the fields a reader uses to
+refuse by name (see :class:`Bounds`). Every error is one
 :class:`~specmodel.errors.SpecModelError` line naming the input, echoing only an
 :func:`excerpt` of it (the one excerpt every message uses; :mod:`specmodel.safe_input`, which
 reads files and imports this module, passes it on).
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +41,33 @@ MAX_NESTING = 32
 MAX_ITEMS = 100_000
 #: Most digits of an integer in a configuration (2**63 has 19): larger is a typing slip.
 MAX_DIGITS = 18
+#: Deepest nesting of a benchmark result: vLLM's has 3 levels (the result, its ``itls``, one
+#: request's inter-token latencies), SGLang's 5 (``server_info.internal_states[0].memory_usage``).
+MAX_RESULT_NESTING = 16
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one kind of JSON input may hold: ``nesting`` levels; ``items`` values at most (None:
+    no count, the reader's byte limit bounds them); with ``non_finite``, ``NaN``, ``Infinity``
+    and ``-Infinity`` (what Python's ``json.dump`` writes for ``float('nan')`` and
+    ``float('inf')``), a number past a float's range (``1e400``) and an integer of more than
+    MAX_DIGITS digits read as a float NaN or infinity, which the fields a reader uses refuse by
+    name (a field it does not use may hold one: vLLM writes ``--burstiness inf`` as
+    ``Infinity``, SGLang an unlimited request rate so); without, each is refused at once.
+    ``what`` names the kind in messages."""
+
+    nesting: int
+    items: int | None
+    non_finite: bool
+    what: str
+
+
+#: A configuration (a file or an option): small and finite.
+CONFIGURATION = Bounds(nesting=MAX_NESTING, items=MAX_ITEMS, non_finite=False, what="a configuration")
+#: A serving-benchmark result: ``vllm bench serve --save-detailed`` keeps per-request lists
+#: (256 requests of 512 tokens: 130,816 inter-token latencies and 256 generated texts).
+RESULT = Bounds(nesting=MAX_RESULT_NESTING, items=None, non_finite=True, what="a benchmark result")
 
 
 if TYPE_CHECKING:
@@ -129,26 +161,33 @@ def load_yaml_text(text: str, where: str) -> Any:
     return data
 
 
-def load_json_text(text: str, where: str, limit: int) -> Any:
-    """JSON text (at most ``limit`` characters) as plain Python data, within the module's
-    bounds: no NaN or infinity, no key repeated in an object (the json module would keep the
-    last), no integer of more than MAX_DIGITS digits; a one-line error naming ``where`` otherwise.
+def load_json_text(text: str, where: str, limit: int, bounds: Bounds = CONFIGURATION) -> Any:
+    """JSON text (at most ``limit`` characters) as plain Python data, within ``bounds``
+    (:class:`Bounds`; a configuration's by default): no key repeated in an object (the json
+    module would keep the last); for a configuration no NaN or infinity and no integer of more
+    than MAX_DIGITS digits; a one-line error naming ``where`` otherwise.
 
     >>> load_json_text('{"a": [1, 2.5]}', "--x", 100)
     {'a': [1, 2.5]}
+    >>> load_json_text('[NaN, 1e400, -Infinity]', "r.json", 100, RESULT)
+    [nan, inf, -inf]
     """
     if len(text) > limit:
         raise SpecModelError(f"{where} is {len(text):,} characters long; at most {limit:,} are read")
+    finite = not bounds.non_finite
     try:
         data = json.loads(
-            text, object_pairs_hook=lambda pairs: _unique(pairs, where), parse_int=lambda s: _json_int(s, where),
-            parse_float=lambda s: _json_float(s, where), parse_constant=lambda s: _json_constant(s, where),
+            text, object_pairs_hook=lambda pairs: _unique(pairs, where),
+            parse_int=lambda s: _json_int(s, where, finite),
+            # float() reads 1e400 as inf, as non_finite asks: the hook (a call per number) is left out
+            parse_float=(lambda s: _json_float(s, where)) if finite else float,
+            parse_constant=lambda s: _json_constant(s, where, finite),
         )  # fmt: skip
     except json.JSONDecodeError as exc:
         raise SpecModelError(f"{where} is not valid JSON: {exc.msg} at character {exc.pos}") from None
     except (RecursionError, MemoryError):
-        raise SpecModelError(f"{where} nests deeper than {MAX_NESTING} levels") from None
-    check_shape(data, where)
+        raise SpecModelError(f"{where} nests deeper than {bounds.nesting} levels") from None
+    check_shape(data, where, bounds)
     return data
 
 
@@ -161,10 +200,15 @@ def _unique(pairs: list[tuple[str, Any]], where: str) -> dict[str, Any]:
     return out
 
 
-def _json_int(text: str, where: str) -> int:
-    if len(text.lstrip("-")) > MAX_DIGITS:
-        raise SpecModelError(f"{where}: an integer of {len(text.lstrip('-')):,} digits; at most {MAX_DIGITS} are read")
-    return int(text)
+def _json_int(text: str, where: str, finite: bool) -> int | float:
+    """An integer literal; one of more than MAX_DIGITS digits is refused (``finite``) or read
+    as an infinity of its sign (never handed to ``int``, whose time grows with the digits)."""
+    digits = len(text.lstrip("-"))
+    if digits <= MAX_DIGITS:
+        return int(text)
+    if finite:
+        raise SpecModelError(f"{where}: an integer of {digits:,} digits; at most {MAX_DIGITS} are read")
+    return -math.inf if text.startswith("-") else math.inf
 
 
 def _json_float(text: str, where: str) -> float:
@@ -174,26 +218,44 @@ def _json_float(text: str, where: str) -> float:
     return value
 
 
-def _json_constant(text: str, where: str) -> Any:
-    raise SpecModelError(f"{where}: {text} is not a number JSON allows; give a finite number")
+def _json_constant(text: str, where: str, finite: bool) -> float:
+    """``NaN``, ``Infinity`` or ``-Infinity``: the float ``json.dump`` wrote it from, or refused (``finite``)."""
+    if finite:
+        raise SpecModelError(f"{where}: {text} is not a number JSON allows; give a finite number")
+    return float(text)
 
 
-def check_shape(data: Any, where: str) -> None:
-    """Refuse parsed data nested deeper than MAX_NESTING, with more than MAX_ITEMS values or an
-    integer of more than MAX_DIGITS digits (walked without recursion, so any depth is refused cleanly)."""
-    stack, items = [(data, 0)], 0
-    while stack:
+def check_shape(data: Any, where: str, bounds: Bounds = CONFIGURATION) -> None:
+    """Refuse parsed data nested deeper than ``bounds.nesting``, with more than ``bounds.items``
+    values or an integer of more than MAX_DIGITS digits (walked without recursion, so any
+    depth is refused cleanly)."""
+    _scalar_bounds(data, where)
+    stack, items, limit = [(data, 0)] if isinstance(data, dict | list | tuple) else [], 1, bounds.items or math.inf
+    while stack:  # only containers are stacked; their scalars are counted and checked in place
         item, depth = stack.pop()
-        items += 1
-        if items > MAX_ITEMS:
-            raise SpecModelError(f"{where} has over {MAX_ITEMS:,} values; a configuration has far fewer")
-        if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= 10**MAX_DIGITS:
-            raise SpecModelError(f"{where}: an integer of more than {MAX_DIGITS} digits; is it a typing slip?")
+        if depth >= bounds.nesting:
+            raise SpecModelError(f"{where} nests deeper than {bounds.nesting} levels")
         children = (*item.keys(), *item.values()) if isinstance(item, dict) else item
-        if isinstance(item, dict | list | tuple):
-            if depth >= MAX_NESTING:
-                raise SpecModelError(f"{where} nests deeper than {MAX_NESTING} levels")
-            stack.extend((child, depth + 1) for child in children)
+        items += len(children)
+        if items > limit:
+            raise SpecModelError(f"{where} has over {bounds.items:,} values; {bounds.what} has far fewer")
+        if set(map(type, children)) <= _PLAIN_SCALARS:  # a list of floats or texts: nothing to check one by one
+            continue
+        for child in children:
+            if isinstance(child, dict | list | tuple):
+                stack.append((child, depth + 1))
+            elif isinstance(child, int):
+                _scalar_bounds(child, where)
+
+
+#: The kinds of value :func:`check_shape` need not look at one by one (an integer's digits it must).
+_PLAIN_SCALARS = frozenset({str, float, bool, type(None)})
+
+
+def _scalar_bounds(item: Any, where: str) -> None:
+    """Refuse an integer of more than MAX_DIGITS digits (a container or any other value passes)."""
+    if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= 10**MAX_DIGITS:
+        raise SpecModelError(f"{where}: an integer of more than {MAX_DIGITS} digits; is it a typing slip?")
 
 
 def load_toml_text(text: str, where: str) -> Any:

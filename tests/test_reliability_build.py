@@ -253,47 +253,37 @@ def test_a_signal_at_the_swap_leaves_one_whole_folder_and_says_which(tmp_path, m
     assert output.read_manifest(gen) is not None and siblings(gen) == []
 
 
-def test_folders_left_by_a_killed_build_are_removed_and_nothing_else(tmp_path):
+def test_folders_left_by_a_killed_build_are_named_and_nothing_is_removed(tmp_path):
     gen = tmp_path / "gen"
     output.write_tree({"a.txt": "A"}, gen)
     (gen / "notes.md").write_text("mine")
-    stamped = [tmp_path / ".gen-new-0a1b2c3d", tmp_path / ".gen-old-1c2d3e4f"]
+    stamped = [tmp_path / ".gen-0a1b2c3d", tmp_path / ".gen-new-1c2d3e4f", tmp_path / ".gen-half0000"]
     for folder in stamped:
-        folder.mkdir(parents=True)
-        (folder / STAMP).write_text(output.stamp_text({"a.txt": "A"}))
-        (folder / "a.txt").write_text("A")
-        (folder / "notes.md").write_text("mine")  # carried over into gen, so disposable
-    (tmp_path / ".gen-old-5e6f7a8b").mkdir()  # empty
-    keep = [tmp_path / ".gen-new-users000", tmp_path / ".other-new-0a1b2c3d", tmp_path / ".gen-new-orphan00"]
-    for folder in keep:
         folder.mkdir()
         (folder / STAMP).write_text(output.stamp_text({"a.txt": "A"}))
-        (folder / "precious.txt").write_text("only copy")  # not in gen: never removed
-    (keep[0] / STAMP).unlink()
-    done = output.tidy(gen)
-    assert len(done) == 3 and sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [".gen-new-orphan00", ".gen-new-users000", ".other-new-0a1b2c3d", "gen"])  # fmt: skip
+        (folder / "a.txt").write_text("A")
+    (stamped[2] / STAMP).write_text(output.stamp_text(None))  # still being written when killed
+    (tmp_path / ".gen-empty000").mkdir()  # no stamp: not a build's
+    (tmp_path / ".other-0a1b2c3d").mkdir()  # another folder's
+    (tmp_path / ".other-0a1b2c3d" / STAMP).write_text(output.stamp_text({}))
+    (tmp_path / ".gen-link0000").symlink_to(stamped[0])  # a link is never a build's folder
+    before = {p.name: state(p) for p in tmp_path.iterdir() if p.name != "gen"}
+    note = output.leftover_note(gen) or ""
+    assert "3 folder(s)" in note and all(repr(p.name) in note for p in stamped) and "nothing was removed" in note
+    output.write_tree({"a.txt": "A2"}, gen)
+    assert {p.name: state(p) for p in tmp_path.iterdir() if p.name != "gen"} == before
+    assert (gen / "notes.md").read_text() == "mine"
 
 
-def test_half_written_folders_go(tmp_path):
-    gen = tmp_path / "gen"
-    output.write_tree({"a.txt": "A"}, gen)
-    for name in (".gen-new-0a1b2c3d", ".gen-new-4e5f6a7b"):
-        (tmp_path / name / "figures").mkdir(parents=True)
-        (tmp_path / name / STAMP).write_text(output.stamp_text(None))  # still being written when killed
-        (tmp_path / name / "figures" / "x.html").write_text("half")
-    assert len(output.tidy(gen)) == 2 and siblings(gen) == []
-
-
-def test_a_destination_a_killed_build_moved_aside_is_restored(tmp_path):
+def test_a_destination_a_killed_build_moved_aside_is_named_whole(tmp_path):
     gen = tmp_path / "gen"
     output.write_tree({"a.txt": "A"}, gen)
     (gen / "notes.md").write_text("mine")
     before = state(gen)
-    os.rename(gen, tmp_path / ".gen-old-0a1b2c3d")  # killed between the two renames
-    (tmp_path / ".gen-new-0a1b2c3d").mkdir()
-    assert "restored" in output.tidy(gen)[0]
-    assert state(gen) == before and siblings(gen) == []
+    aside = output.private_sibling(gen)
+    os.rename(gen, aside)  # killed between the two renames of the fallback
+    assert repr(aside.name) in (output.leftover_note(gen) or "")
+    assert state(aside) == before and not gen.exists()
 
 
 # --- modes and owners -------------------------------------------------------------------------

@@ -296,7 +296,7 @@ BAD_NUMBERS = [
     (["point", "--alpha=0.5", "--alpha", "0.6"], "--alpha: given twice"),
     (["sweep", "--out", "x.csv", "--tensor-parallel", "٢"], "--tensor-parallel"),
     (["sweep", "--out", "x.csv", "--per-position", "0.8,,0.3"], "position 2"),
-    ([*ADVISE, "--metrics", "/dev/zero"], "binary"),
+    ([*ADVISE, "--metrics", "/dev/zero"], "character device"),
     ([*ADVISE, "--metrics", "/"], "is a folder"),
     ([*ADVISE, "--log", LOG, "--context", "2048", "--context", "4096"], "--context: given twice"),
     ([*ADVISE, "--log", LOG, "--generated-tokens", "x" * 1_000_000], "--generated-tokens"),

@@ -87,7 +87,7 @@ def test_a_path_the_system_cannot_name_is_one_line(tmp_path, capsys, no_computin
     (tmp_path / "plain-file").write_text("mine\n")
     assert main(["sweep", "--out", str(tmp_path / name)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and ("too long" in err or "Not a directory" in err), err
+    assert err.count("\n") == 1 and ("too long" in err or "not a folder" in err), err
     assert (tmp_path / "plain-file").read_text() == "mine\n"
 
 

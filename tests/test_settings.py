@@ -99,7 +99,7 @@ def test_bad_config_is_one_clear_error(tmp_path, text, needle):
 
 
 def test_config_file_must_exist_and_have_a_known_format(tmp_path):
-    with pytest.raises(SpecModelError, match="is not a file"):
+    with pytest.raises(SpecModelError, match="no such file"):
         load_site_settings(tmp_path / "missing.toml")
     (tmp_path / "c.json").write_text("{}")
     with pytest.raises(SpecModelError, match="allowed: .toml, .yaml, .yml"):

@@ -4,7 +4,9 @@ The settings are resolved once here (the package defaults) and passed to everyth
 commands call. Bad input prints one line naming the value and what is allowed (under ``--json``,
 one JSON object ``{"error": ..., "exit_status": 2}`` on stderr), and exits with status 2 without
 writing anything; an interrupt (Ctrl-C) exits with status 130. ``-`` as a ``--log``,
-``--metrics`` or ``--bench`` file is standard input. The output is composed whole and
+``--metrics`` or ``--bench`` file is standard input. What the output's encoding cannot write
+comes out as a backslash escape; a working folder removed under the process is one line
+where a command needs it. The output is composed whole and
 written once: a reader that went away ends it quietly with status 141, a write that fails (a
 full disk, ``ulimit -f``) with one line and status 1, never leaving a truncated file.
 """
@@ -41,7 +43,7 @@ from specmodel.cli.options import (
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
-from specmodel.safe_input import STANDARD_INPUT, standard_input
+from specmodel.safe_input import STANDARD_INPUT, standard_input, working_folder_gone
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], str]] = {
     "point": commands.run_point,
@@ -209,7 +211,8 @@ def _advise_sources(advise: Any) -> None:
         type=Path,
         nargs="+",
         metavar="FILE",
-        help="vllm bench serve --save-result JSON, SGLang bench_serving lines or a measurements CSV: plain and "
+        help="vllm bench serve --save-result JSON (--save-detailed too), SGLang bench_serving lines or a "
+        "measurements CSV, or a folder of them: plain and "
         "speculative runs at the same --max-concurrency; the engine is calibrated to them (unless "
         "--engine-profile) and the measured speedups are shown beside the predictions (- for standard input)",
     )
@@ -230,6 +233,7 @@ STANDARD_INPUT_OPTIONS = ("log", "metrics", "bench")
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
+    _tolerant_output()
     settings = settings or Settings()
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = _json_requested(argv)
@@ -244,12 +248,31 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
         return _fail(exc.message, 2, as_json)
     except SpecModelError as exc:
         return _fail(str(exc), 2, as_json)
+    except FileNotFoundError:
+        if not working_folder_gone():
+            raise
+        return _fail(WORKING_FOLDER_GONE, 2, as_json)
     except KeyboardInterrupt as exc:
         if type(exc) is not KeyboardInterrupt:  # the interrupt of a program running this in-process
             raise
         return _fail("interrupted", INTERRUPTED, as_json, label="")
     status = write_stdout(text + "\n", "specmodel")
     return commands.verdict_status(args) if status == 0 else status
+
+
+#: What a command that needs the working folder says when it has been removed under the process.
+WORKING_FOLDER_GONE = "the working folder no longer exists: change to a folder that exists, or give absolute paths"
+
+
+def _tolerant_output() -> None:
+    """Let stdout and stderr write what their encoding cannot (``PYTHONIOENCODING=ascii``, a C
+    locale): such a character comes out as a backslash escape (``\\u03b3`` for gamma), never as
+    an error. Streams that cannot be reconfigured (in memory) are left as they are."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
 
 
 def _json_requested(argv: list[str]) -> bool:

@@ -111,7 +111,7 @@ def bench_advice(args: argparse.Namespace, settings: Settings, served: Any) -> B
     workload = settings.with_constants(GENERATED_TOKENS=at.output_tokens)
     result = advise.advise(
         u, concurrency, context, dataclasses.replace(served, gamma=len(u)), at.hardware, at.target, workload,
-        engine=engine, tensor_parallel=at.tensor_parallel,
+        engine=engine, tensor_parallel=at.tensor_parallel, measured=f"--bench {at.source}",
     )  # fmt: skip
     predicted = tuple(float(x) for x in predict(rows, engine, settings))
     return BenchAdvice(result, workload, tuple(rows), predicted, calibration, note)

@@ -7,7 +7,6 @@ import argparse
 import dataclasses
 import json
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specmodel.cli.options import resolve_model_options, scenario_fields
@@ -18,6 +17,7 @@ from specmodel.model.drafters import check_declared_head
 from specmodel.model.evaluate import evaluate, scenario_grid
 from specmodel.model.scenario import DEFAULTS, ScenarioGrid
 from specmodel.model.settings import Settings
+from specmodel.output_path import check_output, command_inputs
 from specmodel.readouts import READOUTS, point_readouts
 from specmodel.safe_input import path_text
 
@@ -153,13 +153,13 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
     the deployment its files state, each field settled against the options
     (:mod:`specmodel.cli.deployment`). A layout option given as 0 is passed on and refused as
     ``point`` refuses it (never read as "not given")."""
+    if args.report is not None:
+        check_report_path(args)
     from specmodel.cli.deployment import check_given_options, resolve
     from specmodel.vllm import advice_text, advise
     from specmodel.vllm.counters import counters_summary, per_position_rate
     from specmodel.vllm.load import deployed_config, given_load, load_advice, load_dict, load_text, server_load
 
-    if args.report is not None:
-        check_report_path(args.report)
     load = given_load(args)
     if args.bench is not None:
         return _advise_bench(args, settings)
@@ -174,7 +174,7 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
     advice = advise.advise(
         per_position_rate(counters), deployment.concurrency, deployment.context, deployment.served,
         deployment.hardware, deployment.target, deployment.settings, engine=engine,
-        tensor_parallel=deployment.tensor_parallel, observed=deployment.observed,
+        tensor_parallel=deployment.tensor_parallel, observed=deployment.observed, measured=_counters_source(args),
     )  # fmt: skip
     outside = _advice_outside(advice, deployment.settings, deployment.engine_version)
     if outside:
@@ -194,6 +194,13 @@ def run_advise(args: argparse.Namespace, settings: Settings) -> str:
         extra = {**_deployment_dict(deployment, outside), **load_dict(by_load)}
         return strict_json({**advice_text.advice_dict(advice, measured, notes), **extra, **_report_key(args)})
     return text + _report_line(args)
+
+
+def _counters_source(args: argparse.Namespace) -> str:
+    """The option and file (or server) the counters were read from, as messages name it."""
+    if args.log is not None:
+        return f"--log {path_text(args.log)}"
+    return f"--metrics {path_text(args.metrics)}" if args.metrics is not None else f"--url {args.url}"
 
 
 def _advice_outside(advice: Any, settings: Settings, engine_version: str | None = None) -> tuple[str, ...]:
@@ -289,12 +296,17 @@ def _report_line(args: argparse.Namespace) -> str:
     return f"\nReport written to {args.report}" if args.report is not None else ""
 
 
-def check_report_path(path: Path) -> None:
-    """``--report FILE.html``: an .html file in a folder that exists (checked before any work)."""
+#: What ``advise --report`` takes, as its refusals say it.
+REPORT_TAKES = "a file name ending in .html"
+
+
+def check_report_path(args: argparse.Namespace) -> None:
+    """``--report FILE.html``: an .html file that :func:`specmodel.output_path.check_output`
+    accepts, none of the command's input files (checked before any work)."""
+    path = args.report
     if path.suffix.lower() not in (".html", ".htm"):
         raise SpecModelError(f"--report {path_text(path)}: the report is an HTML page; name a .html file")
-    if not path.parent.is_dir():
-        raise SpecModelError(f"--report {path_text(path)}: the folder {path_text(path.parent)} does not exist")
+    check_output(path, "--report", REPORT_TAKES, inputs=command_inputs(args))
 
 
 def _write_report(args: argparse.Namespace, advice: Any, text: str, settings: Settings, measured: Any = ()) -> None:
@@ -305,7 +317,8 @@ def _write_report(args: argparse.Namespace, advice: Any, text: str, settings: Se
 
     path = args.report
     try:
-        write_atomically(report_html(advice, text, settings, measured, report_provenance(args)), path)
+        page = report_html(advice, text, settings, measured, report_provenance(args))
+        write_atomically(page, path, "--report", REPORT_TAKES)
     except OSError as exc:
         raise SpecModelError(f"--report {path_text(path)}: cannot write it: {exc.strerror or exc}") from None
 

@@ -7,13 +7,10 @@ written atomically as one TOML table (:func:`specmodel.model.profile_file.profil
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import hashlib
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -27,17 +24,17 @@ from specmodel.cli.options import (
     runs_acceptance_option,
     token_budget_option,
 )
-from specmodel.cli.sweep import _refuse_special
 from specmodel.engine_fit import PRIOR_WIDTHS, SIGMA, RunsFit, fit_runs, timings_of
 from specmodel.errors import SpecModelError
 from specmodel.measurements import Measurement
 from specmodel.model.domain import profile_domain
 from specmodel.model.engines import EngineProfile, FitProvenance, ProfileDomain
-from specmodel.model.profile_file import KEY_PATTERN, profile_text
+from specmodel.model.profile_file import check_profile_key, profile_text
 from specmodel.model.settings import Settings
+from specmodel.output_path import check_output, command_inputs, replace_file
 from specmodel.safe_input import excerpt, read_limited_text
 from specmodel.server_runs import BenchRun, Deployment, PlainTiming, load_runs, paired_measurements, plain_timings
-from specmodel.server_runs.runs import MAX_RESULT_BYTES
+from specmodel.server_runs.runs import MAX_RESULT_BYTES, result_files
 
 METHOD = (
     f"regularised least squares on log(predicted / measured), sigma {SIGMA:g} per row, plus (log value - log "
@@ -54,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction, settings: Settings) -> None:
         "bench_serving JSON lines or measurement CSVs: plain and speculative runs at the same --max-concurrency, "
         "starting from the public profile and keeping what the runs cannot determine.",
     )  # fmt: skip
-    fit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="benchmark result files")
+    fit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="benchmark result files, or folders of them")
     fit.add_argument("--out", required=True, type=Path, help="profile file to write (TOML)")
     fit.add_argument(
         "--engine", metavar="NAME", default="vllm", help="public profile to start from (default: %(default)s)"
@@ -74,11 +71,11 @@ def add_parser(sub: argparse._SubParsersAction, settings: Settings) -> None:
 
 def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
     """Read, pair, fit, write; returns the summary printed on stdout."""
-    if not KEY_PATTERN.fullmatch(args.name):
-        raise SpecModelError(f"--name {excerpt(args.name)} is not a profile key (a-z, 0-9, - and _)")
+    check_profile_key(args.name, "--name")
     if args.engine not in settings.engines:
         raise SpecModelError(f"--engine {excerpt(args.engine)}: one of {', '.join(settings.engines)}")
-    _refuse_special(args.out)
+    check_output(args.out, "--out", PROFILE_TAKES, inputs=command_inputs(args))
+    args.files = result_files(args.files)  # a folder: the result files in it
     runs = load_runs(args.files)
     deployment = Deployment(
         hardware=args.hardware, target=args.target, drafter=args.drafter,
@@ -97,8 +94,21 @@ def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
     profile = profile.model_copy(update={"domain": fitted_domain(runs, rows, plain)})
     for name, reason in result.kept.items():
         print(f"specmodel: note: {name} kept at the public value {getattr(public, name):g}: {reason}", file=sys.stderr)
-    write_atomically(args.out, profile_text(profile, comment=_comment(result, public)))
+    write_profile(args.out, profile_text(profile, comment=_comment(result, public)))
     return _summary(result, public, args.out)
+
+
+#: What ``fit-engine --out`` takes, as its refusals say it.
+PROFILE_TAKES = "a file name for the profile, such as my-server.toml"
+
+
+def write_profile(out: Path, text: str) -> None:
+    """Write the profile ``text`` to ``out`` atomically, keeping the mode and owner of a file it
+    replaces (:func:`specmodel.output_path.replace_file`)."""
+    try:
+        replace_file(out, lambda tmp: tmp.write_text(text, encoding="utf-8"), "--out", PROFILE_TAKES)
+    except OSError as exc:
+        raise SpecModelError(f"--out {excerpt(str(out))}: cannot write it: {exc.strerror or exc}") from None
 
 
 def fitted_domain(runs: list[BenchRun], rows: list[Measurement], timings: list[PlainTiming]) -> ProfileDomain:
@@ -178,23 +188,3 @@ def _summary(result: RunsFit, public: EngineProfile, out: Path) -> str:
     errors = ", ".join(f"{e:+.1%}" for e in result.errors)
     lines.append(f"  rows: {len(result.errors)}; predicted / measured - 1: {errors}")
     return "\n".join(lines)
-
-
-def write_atomically(out: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``out``, then rename it over ``out``; a
-    symbolic link or special file appearing at ``out`` meanwhile is refused."""
-    folder = out.parent if str(out.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{out.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise SpecModelError(f"--out {excerpt(str(out))}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _refuse_special(out)
-        os.replace(tmp, out)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)

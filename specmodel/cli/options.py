@@ -229,7 +229,8 @@ def engine_profile_option(parser: Any) -> None:
         metavar="PROFILE.toml",
         default=None,
         help="engine profile file (one [KEY] table, as specmodel fit-engine writes): added to the engines "
-        "and made the engine; --engine may repeat its key, and naming another engine is an error",
+        "and made the engine; its KEY may not be a built-in engine's (ideal, vllm: those are never replaced); "
+        "--engine may repeat its key, and naming another engine is an error",
     )
     token_budget_option(parser)
 

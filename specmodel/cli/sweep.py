@@ -12,13 +12,8 @@ and values; CSV numbers in the shortest form that reads back to the same double)
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
-import os
-import signal
-import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,37 +32,33 @@ from specmodel.errors import SpecModelError
 from specmodel.model.drafters import check_declared_head
 from specmodel.model.scenario import AXES, GRID_AXIS_VALUES, PROFILES
 from specmodel.model.settings import Settings
+from specmodel.output_path import check_output, command_inputs, replace_file
 from specmodel.safe_input import excerpt
 
 SWEEP_FORMATS = (".csv", ".parquet")
 
 
-def write_atomically(frames: Any, out: Path) -> int:
+#: What ``sweep --out`` takes, as its refusals say it.
+SWEEP_TAKES = "a file name ending in .csv or .parquet"
+
+
+def write_atomically(frames: Any, out: Path, option: str = "--out", takes: str = SWEEP_TAKES) -> int:
     """Write ``frames`` (a DataFrame, or an iterable of DataFrames with the same columns) to
-    ``out`` (CSV or Parquet by extension; a string as it is) via a temporary file in the same folder, renamed
-    into place only once complete, with the mode (and, where allowed, owner) of the file it
-    replaces or else the umask's; the temporary file is removed on any failure, Ctrl-C or
-    SIGTERM. Returns the rows written."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
+    ``out`` (CSV or Parquet by extension; a string as it is) through
+    :func:`specmodel.output_path.replace_file`: a temporary file in the same folder, renamed into
+    place only once complete, with the mode and owner of the file it replaces; ``option`` and
+    ``takes`` word a refusal. Returns the rows written."""
+
+    def write(tmp: Path) -> int:
         if isinstance(frames, str):  # a page of text (advise --report)
-            rows = 0
-            Path(tmp).write_text(frames, encoding="utf-8")
-        elif hasattr(frames, "to_csv"):  # one table, written as pandas writes it
-            rows = len(frames) if hasattr(frames, "__len__") else 0
+            tmp.write_text(frames, encoding="utf-8")
+            return 0
+        if hasattr(frames, "to_csv"):  # one table, written as pandas writes it
             frames.to_csv(tmp, index=False) if out.suffix == ".csv" else frames.to_parquet(tmp, index=False)
-        else:
-            rows = _write_chunks(frames, Path(tmp), out.suffix)
-        _take_mode(Path(tmp), out)
-        _refuse_special(out)  # it may have changed while the grid was computed
-        os.replace(tmp, out)
-        return rows
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+            return len(frames) if hasattr(frames, "__len__") else 0
+        return _write_chunks(frames, tmp, out.suffix)
+
+    return replace_file(out, write, option, takes)
 
 
 def _write_chunks(chunks: Iterable[Any], path: Path, suffix: str) -> int:
@@ -283,56 +274,12 @@ def _quoting(table: Any) -> str:
     return "none"
 
 
-def _take_mode(tmp: Path, out: Path) -> None:
-    """Give ``tmp`` the mode of the regular file ``out`` it will replace (and its owner and
-    group where the process may set them), or else the umask's mode for a new file."""
-    try:
-        old = out.stat()
-    except FileNotFoundError:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        return
-    os.chmod(tmp, stat.S_IMODE(old.st_mode))
-    if (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
-        with contextlib.suppress(PermissionError):
-            os.chown(tmp, old.st_uid, old.st_gid)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _refuse_special(out: Path) -> None:
-    """Refuse an ``out`` that is a symbolic link, or exists and is not a regular file (a
-    FIFO, a device, a socket): replacing it would lose what it is; and a path the system
-    cannot name (too long, a folder that is a file)."""
-    try:
-        mode = out.lstat().st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise SpecModelError(f"--out {excerpt(str(out))}: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(mode):
-        raise SpecModelError(f"--out {excerpt(str(out))} is a symbolic link; give the path of a regular file")
-    if stat.S_ISDIR(mode):
-        raise SpecModelError(f"--out {excerpt(str(out))} is a folder; give a file name ending in .csv or .parquet")
-    if not stat.S_ISREG(mode):
-        raise SpecModelError(f"--out {excerpt(str(out))} is not a regular file (a FIFO, device or socket); refusing")
-
-
-def check_sweep_output(out: Path) -> None:
-    """Refuse an output path before computing anything: a known extension, an existing
-    folder that we may write in, and at the path itself nothing or a regular file (no
-    folder, symbolic link, FIFO or device)."""
+def check_sweep_output(out: Path, inputs: Iterable[tuple[str, Any]] = ()) -> None:
+    """Refuse an output path before computing anything: a known extension, and what
+    :func:`specmodel.output_path.check_output` refuses (``inputs``: the command's input files)."""
     if out.suffix not in SWEEP_FORMATS:
         raise SpecModelError(f"--out {excerpt(str(out))} has an unknown extension; allowed: {', '.join(SWEEP_FORMATS)}")
-    _refuse_special(out)
-    parent = out.parent
-    if not parent.is_dir():
-        raise SpecModelError(f"--out {excerpt(str(out))}: folder {excerpt(str(parent))} does not exist")
-    if not os.access(parent, os.W_OK) or str(parent.resolve()).startswith(("/proc", "/sys", "/dev")):
-        raise SpecModelError(f"--out {excerpt(str(out))}: cannot write in folder {excerpt(str(parent))}")
+    check_output(out, "--out", SWEEP_TAKES, inputs=inputs)
 
 
 #: Most values one axis option may give (a range's included): more is a typing slip, not a sweep.
@@ -475,7 +422,7 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> str:
     from specmodel.grid import require_table_modules
 
     out: Path = args.out
-    check_sweep_output(out)
+    check_sweep_output(out, command_inputs(args))
     require_table_modules(out.suffix)
     fields = {k: v for k, v in scenario_fields(args).items() if k not in (*AXES, "hardware", "target")}
     hardware = list(getattr(args, "hardware_axis", None) or [settings.deployment.hardware])

@@ -33,11 +33,14 @@ cards, models, drafters, GPUs and batches its rows cover (:class:`ProfileDomain`
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from specmodel.model.specs import load_catalog
 from specmodel.model.types import Numeric
@@ -46,23 +49,100 @@ from specmodel.model.types import Numeric
 BATCHINGS = ("cohort", "steady")
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The range a real engine's constant can take: ``low`` to ``high`` inclusive (in
+    ``unit``), and also exactly 0 where ``zero`` (no such cost at all, as in the ``ideal``
+    engine) or +inf where ``infinite`` (a limit the model defines). NaN and every other
+    infinity are outside. ``reason``: why no real engine leaves it. As a pydantic validator
+    (``AfterValidator(bounds)``) it passes None through: an omitted constant."""
+
+    low: float
+    high: float
+    unit: str
+    reason: str
+    zero: bool = False
+    infinite: bool = False
+
+    def allows(self, value: float) -> bool:
+        """Whether ``value`` lies in the range (NaN never does)."""
+        return (self.zero and value == 0) or (self.infinite and value == math.inf) or self.low <= value <= self.high
+
+    def text(self) -> str:
+        """The range in words, e.g. ``0 or 1e-06 to 1 s``.
+
+        >>> PASS_SECONDS.text()
+        '0 or 1e-06 to 1 s'
+        """
+        span = f"{_number(self.low)} to {_number(self.high)}{' ' + self.unit if self.unit else ''}"
+        return f"{'0 or ' if self.zero else ''}{span}{', or inf' if self.infinite else ''}"
+
+    def __call__(self, value: float | None) -> float | None:
+        """``value`` if it is None or :meth:`allows`; a validation error stating the range otherwise."""
+        if value is None or self.allows(value):
+            return value
+        raise PydanticCustomError(
+            "engine_range", "must be {allowed} ({reason})", {"allowed": self.text(), "reason": self.reason}
+        )
+
+
+def _number(value: float) -> str:
+    """``value`` in its short form, whole numbers of a million and more in full.
+
+    >>> _number(1e-06), _number(1000.0), _number(2**24)
+    ('1e-06', '1000', '16777216')
+    """
+    return str(int(value)) if value == int(value) and abs(value) >= 1e6 else f"{value:g}"
+
+
+#: A fixed time per forward pass or per speculative iteration (s).
+PASS_SECONDS = Bounds(
+    1e-6, 1.0, "s", "a fixed cost per pass is at least one kernel launch, and far below a second", zero=True
+)
+#: CPU time per sequence in a pass, or per sequence of an n-gram lookup (s).
+SEQUENCE_SECONDS = Bounds(
+    1e-9,
+    0.1,
+    "s",
+    "per-sequence CPU work takes more than a few clock cycles, and 100 ms of it would stall any batch",
+    zero=True,
+)
+#: p of the rule ``(t_mem^p + t_flop^p)^(1/p)`` (dimensionless).
+OVERLAP = Bounds(
+    1.0, 1000.0, "", "p = 1 is no overlap at all; past 1000 the rule is the max to 0.07%: write inf", infinite=True
+)
+#: A share of the datasheet's peak FLOP/s or bandwidth.
+EFFICIENCY = Bounds(
+    0.01, 1.0, "", "a share of a peak: all of it at most, and at least 1%, as the settings' efficiencies"
+)
+#: Tokens one pass may schedule (integer).
+TOKEN_BUDGET = Bounds(
+    1, 2**24, "tokens", "no engine schedules 16 M tokens in one pass: their activations alone would fill any GPU"
+)
+
+PassSeconds = Annotated[float, AfterValidator(PASS_SECONDS)]
+SequenceSeconds = Annotated[float, AfterValidator(SEQUENCE_SECONDS)]
+
+
 class FitProvenance(BaseModel):
     """Where a profile's fitted constants come from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)  # finite, as a fit writes them
     measurements: str  #: the file the constants were fitted to
     measurements_sha256: str
     rows: int = Field(ge=1)
     fitted_on: str  #: date of the fit, YYYY-MM-DD
     method: str
-    median_abs_error: float
-    p90_abs_error: float
-    max_abs_error: float
+    median_abs_error: float = Field(ge=0)
+    p90_abs_error: float = Field(ge=0)
+    max_abs_error: float = Field(ge=0)
     anchor: str  #: an absolute time the fit also matches, with its source
-    residuals: tuple[float, ...]  #: predicted / measured - 1, row by row, in file order
+    #: predicted / measured - 1, row by row, in file order: above -1, a ratio of two positive speeds
+    residuals: tuple[Annotated[float, Field(gt=-1)], ...]
     fitted: tuple[str, ...] = ()  #: the constants the fit set, in order
     not_fitted: str = ""  #: what was taken out of the fit, and from where
-    relative_standard_errors: tuple[float, ...] = ()  #: of ``fitted``: se / value, cov = s^2 (J^T J)^-1
+    #: of ``fitted``: se / value, cov = s^2 (J^T J)^-1
+    relative_standard_errors: tuple[Annotated[float, Field(ge=0)], ...] = ()
     largest_correlation: float | None = None  #: the largest |correlation| between two fitted constants
     largest_correlation_pair: tuple[str, ...] = ()
     #: held-out errors by split (leave one workload out, leave one source out, small to large,
@@ -106,28 +186,34 @@ class ProfileDomain(BaseModel):
 
 
 class EngineProfile(BaseModel):
-    """One engine's profile (``data/engines.toml``; SI units, seconds)."""
+    """One engine's profile (``data/engines.toml``; SI units, seconds).
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Every constant is finite (bar an ``overlap`` of inf, the roofline's max) and within the
+    physical range of its :class:`Bounds`, strictly typed (``true`` or ``"0.001"`` is no
+    time): a profile no real engine could have is refused when it is read, one line naming
+    the constant, its value and the range (:func:`specmodel.model.profile_file.load_profile`),
+    before the model prices anything with it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
     key: str
     name: str
     description: str
     batching: Literal["cohort", "steady"]
-    target_pass_s: float = Field(ge=0)
-    sequence_pass_s: float = Field(0.0, ge=0)  #: per sequence per target pass (CPU input preparation, sampling)
-    draft_model_pass_s: float | None = Field(None, ge=0)  #: None: equal to target_pass_s
-    head_pass_s: float = Field(ge=0)
-    fused_head_pass_s: float | None = Field(None, ge=0)  #: None: equal to head_pass_s
-    ngram_lookup_s: float = Field(0.0, ge=0)
-    iteration_s: float = Field(ge=0)
-    overlap: float = Field(ge=1)
-    compute_efficiency: float | None = Field(None, gt=0, le=1)
+    target_pass_s: PassSeconds
+    sequence_pass_s: SequenceSeconds = 0.0  #: per sequence per target pass (CPU input preparation, sampling)
+    draft_model_pass_s: Annotated[float | None, AfterValidator(PASS_SECONDS)] = None  #: None: equal to target_pass_s
+    head_pass_s: PassSeconds
+    fused_head_pass_s: Annotated[float | None, AfterValidator(PASS_SECONDS)] = None  #: None: equal to head_pass_s
+    ngram_lookup_s: SequenceSeconds = 0.0
+    iteration_s: PassSeconds
+    overlap: Annotated[float, AfterValidator(OVERLAP)]
+    compute_efficiency: Annotated[float | None, AfterValidator(EFFICIENCY)] = None
     #: achievable share of the datasheet's memory bandwidth (None: the settings' MEMORY_EFFICIENCY)
-    memory_efficiency: float | None = Field(None, gt=0, le=1)
-    ngram_matched_acceptance: float | None = Field(None, gt=0, le=1)
+    memory_efficiency: Annotated[float | None, AfterValidator(EFFICIENCY)] = None
+    ngram_matched_acceptance: float | None = Field(None, gt=0, le=1)  #: a chance: (0, 1]
     #: tokens one pass may schedule, decode and prefill (vLLM's ``max_num_batched_tokens``); a
     #: waiting prompt is prefilled whole up to what it leaves (None: prefill spread evenly)
-    token_budget: int | None = Field(None, ge=1)
+    token_budget: Annotated[int | None, AfterValidator(TOKEN_BUDGET)] = None
     #: grouped-GEMM kernel family of data/kernels.toml pricing routed expert FLOPs (None: at compute_efficiency)
     moe_kernel: str | None = None
     #: how a pass reads an untied input embedding: the B Q rows its tokens index ("gather") or
@@ -163,6 +249,32 @@ class EngineProfile(BaseModel):
         """The engine's achievable share of the datasheet's memory bandwidth, or ``default``
         (the settings') if it has none: the fixed times of a fitted profile were fitted with it."""
         return default if self.memory_efficiency is None else self.memory_efficiency
+
+
+def bounds_of(name: str) -> Bounds:
+    """The :class:`Bounds` of the engine constant ``name`` (a field of :class:`EngineProfile`
+    that has them), so that a fit searches only where a profile may lie.
+
+    >>> bounds_of("overlap").text()
+    '1 to 1000, or inf'
+    """
+    found = [m.func for m in EngineProfile.model_fields[name].metadata if isinstance(m, AfterValidator)]
+    bounds = [f for f in found if isinstance(f, Bounds)]
+    if not bounds:
+        raise KeyError(f"{name} has no physical range")
+    return bounds[0]
+
+
+def out_of_range(profile: EngineProfile) -> str | None:
+    """The first constant of ``profile`` outside its range, as ``name = value (what is
+    allowed)``, or None: for a profile built without validation (``model_construct``), whose
+    every constant :class:`EngineProfile` would otherwise have checked."""
+    try:
+        EngineProfile.model_validate(profile.model_dump(exclude={"fit", "domain"}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        return f"{'.'.join(map(str, err['loc']))} = {err.get('input')!r}, which {err['msg']}"
+    return None
 
 
 @cache

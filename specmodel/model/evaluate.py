@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from specmodel.errors import SpecModelError
 from specmodel.model import acceptance as acc
 from specmodel.model import cohort, memory, trees
 from specmodel.model.drafters import Drafter, drafter_of
-from specmodel.model.engines import EngineProfile
-from specmodel.model.evaluation import Evaluation, arithmetic_ratio, concatenate, draft_share
+from specmodel.model.engines import EngineProfile, out_of_range
+from specmodel.model.evaluation import Evaluation, arithmetic_ratio, concatenate, draft_share, first_non_finite
 from specmodel.model.passes import PassCoefficients, PassPrice, kv_read_length, price_pass
 from specmodel.model.roofline import arithmetic_intensity
 from specmodel.model.scenario import Scenario, ScenarioGrid
@@ -81,9 +82,42 @@ def evaluate(
     grid = scenario_grid(scenario, settings, **fields)
     split = grid.split_by_batching()
     if split is None:
-        return _evaluate_grid(grid, settings)
-    axis, parts = split
-    return concatenate([_evaluate_grid(part, settings) for part in parts], axis)
+        evaluation = _evaluate_grid(grid, settings)
+    else:
+        axis, parts = split
+        evaluation = concatenate([_evaluate_grid(part, settings) for part in parts], axis)
+    check_finite(evaluation, grid, settings)
+    return evaluation
+
+
+def check_finite(evaluation: Evaluation, grid: ScenarioGrid, settings: Settings) -> None:
+    """Refuse an evaluation with a NaN or an infinity in it: the one place every prediction
+    leaves the model, so that none becomes a verdict, a table row or a figure. Validated
+    inputs never give one; a profile built without validation (``model_construct``) or a
+    catalogue entry out of range can. One line: the quantity, its value, the scenario, and
+    the input responsible (the engine constant out of its range, if one is)."""
+    found = first_non_finite(evaluation)
+    if found is None:
+        return
+    name, index, value = found
+    engine = settings.engine(str(grid.engine[index]))
+    problem = out_of_range(engine)
+    cause = (
+        f"engine {engine.key!r} has {problem}"
+        if problem
+        else f"no engine constant is out of range, so the data of {grid.hardware} or {grid.target} must be"
+    )
+    raise SpecModelError(f"the model gives {name} = {value} for the scenario {_scenario_text(grid, index)}: {cause}")
+
+
+def _scenario_text(grid: ScenarioGrid, index: tuple[int, ...]) -> str:
+    """The scenario at ``index`` of ``grid`` in words, for an error message."""
+    at = {name: getattr(grid, name)[index] for name in ("concurrency", "context", "gamma", "drafter", "engine")}
+    return (
+        f"(concurrency {at['concurrency']}, context {at['context']}, gamma {at['gamma']}, drafter {at['drafter']}, "
+        f"engine {at['engine']} with {grid.batching[index]} batching, {grid.target} on "
+        f"{grid.tensor_parallel[index]} x {grid.hardware})"
+    )
 
 
 def _evaluate_grid(grid: ScenarioGrid, settings: Settings) -> Evaluation:

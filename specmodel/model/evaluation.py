@@ -111,6 +111,27 @@ def concatenate(parts: list[Evaluation], axis: int) -> Evaluation:
     return Evaluation(**joined, generated_tokens=parts[0].generated_tokens)
 
 
+#: The one field that is no prediction and may be NaN by design: alpha, where the acceptance was measured.
+NOT_PREDICTED = ("alpha",)
+
+
+def first_non_finite(evaluation: Evaluation) -> tuple[str, tuple[int, ...], float] | None:
+    """The first field of ``evaluation`` (in declaration order) that holds a NaN or an
+    infinity, the grid index of the first scenario where it does, and that value; None when
+    every number the model says is finite (:data:`NOT_PREDICTED` aside). A trailing axis
+    (positions, time parts) is dropped from the index."""
+    rank = np.ndim(evaluation.speedup)
+    for f in fields(evaluation):
+        value = getattr(evaluation, f.name)
+        if f.name in NOT_PREDICTED or not isinstance(value, np.ndarray) or value.dtype.kind != "f":
+            continue
+        finite = np.isfinite(value)
+        if not finite.all():
+            where = np.unravel_index(int(np.argmin(finite)), finite.shape)
+            return f.name, tuple(int(i) for i in where[:rank]), float(value[where])
+    return None
+
+
 def draft_share(draft_seconds: Numeric, iteration_seconds: Numeric) -> Numeric:
     """Share of the wall clock spent in draft passes: ``t_draft / (t_draft + t_verify)``,
     both summed over the whole run.

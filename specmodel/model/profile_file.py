@@ -3,12 +3,20 @@ named by the profile's key, with the fields of :class:`specmodel.model.engines.E
 (SI units, seconds) and, when it was fitted, its ``fit`` provenance and its ``domain`` (the
 targets, cards, drafters, GPUs, batches and engine versions its runs cover,
 :class:`specmodel.model.engines.ProfileDomain`) as sub-tables; the same schema as a table of
-``data/engines.toml``, so a profile moves between the two unchanged. A profile without a
+``data/engines.toml`` (a file's key may not be a built-in engine's, so a table copied from
+there is renamed). A profile without a
 ``domain`` table (written before profiles recorded one) still reads: its domain is then
 unknown, and the commands say so (:func:`specmodel.model.domain.outside_domain`).
 
 ``specmodel fit-engine`` writes one (:func:`profile_text`); ``point``, ``sweep``, ``advise``
 and the site builder read one (:func:`load_profile`), and use it as an engine of that key.
+
+A profile file never takes the key of a built-in engine (``ideal``, ``vllm``: the tables of
+``data/engines.toml``), whatever it holds: ``point`` or ``sweep --engine vllm`` always means
+the public profile, and a file's own engine is always named by its own key
+(:func:`check_profile_key`). The site builder's ``engine_profile`` setting is the one place a
+file stands in for ``vllm``, because that setting says so; there too the file's own key must
+not be a built-in one.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from specmodel.errors import SpecModelError
-from specmodel.model.engines import EngineProfile
+from specmodel.model.engines import EngineProfile, engine_catalog
 from specmodel.safe_input import excerpt, path_text, read_limited_text, validated
 from specmodel.structured_input import load_toml_text
 
@@ -31,7 +39,21 @@ def load_profile(path: str | Path, where: str = "--engine-profile") -> EnginePro
     fields validated as an :class:`EngineProfile`; one line naming the file otherwise."""
     source = f"{where} {path_text(path)}"
     key, fields = read_one_table(path, source, "profile")
+    check_profile_key(key, f"{source}: the table's name")
     return validated(EngineProfile, {"key": key, **fields}, source)
+
+
+def check_profile_key(key: str, where: str) -> None:
+    """Refuse ``key`` for a profile of one's own unless it is a key (a-z, 0-9, - and _) that no
+    built-in engine has: a file never silently replaces ``ideal`` or ``vllm``."""
+    if not KEY_PATTERN.fullmatch(key):
+        raise SpecModelError(f"{where} {excerpt(key)} is not a profile key (a-z, 0-9, - and _)")
+    builtin = engine_catalog()
+    if key in builtin:
+        raise SpecModelError(
+            f"{where} {key!r} is the key of a built-in engine ({', '.join(builtin)}), which a profile file "
+            f"cannot replace; name it otherwise, e.g. [{key}-mine]"
+        )
 
 
 def read_one_table(path: str | Path, source: str, what: str) -> tuple[str, dict[str, Any]]:
@@ -53,9 +75,9 @@ def read_one_table(path: str | Path, source: str, what: str) -> tuple[str, dict[
 def profile_text(profile: EngineProfile, comment: str = "") -> str:
     """The TOML text of ``profile`` (:func:`load_profile` reads it back equal): its fields
     but ``key`` and those left at None, then ``[KEY.fit]`` and its sub-tables, then
-    ``[KEY.domain]``. ``comment``: lines written first, as TOML comments."""
-    if not KEY_PATTERN.fullmatch(profile.key):
-        raise SpecModelError(f"the profile key {excerpt(profile.key)} is not allowed (a-z, 0-9, - and _)")
+    ``[KEY.domain]``. ``comment``: lines written first, as TOML comments. A built-in
+    engine's key is refused here as on reading (:func:`check_profile_key`)."""
+    check_profile_key(profile.key, "the profile key")
     head = [f"# {line}".rstrip() for line in comment.splitlines()]
     fields = profile.model_dump(exclude={"key", "fit", "domain"}, exclude_none=True)
     lines = [*head, f"[{profile.key}]", *(f"{k} = {toml_value(v)}" for k, v in fields.items())]

@@ -34,7 +34,7 @@ from specmodel.model.engines import BATCHINGS, engine_catalog
 from specmodel.model.layout import MAX_TREE_TOPK, check_parallelism, check_tree
 from specmodel.model.settings import Settings
 from specmodel.model.specs import get_architecture, get_hardware
-from specmodel.model.trees import max_verify_tokens
+from specmodel.model.trees import check_tokens_per_pass, max_verify_tokens
 from specmodel.model.types import FloatArray, IntArray, StrArray
 from specmodel.model.validation import (
     MAX_CONCURRENCY,
@@ -238,6 +238,7 @@ class ScenarioGrid:
             tensor_parallel = settings.deployment.tensor_parallel or 1
         tp, dtp = check_parallelism(tensor_parallel, value["draft_tensor_parallel"], hardware, target, d)
         k, v, later = check_tree(value["tree_topk"], value["verify_tokens"], g, d, value["tree_draft_positions"])
+        _check_measured_length(given, u, g, v)
         lead = np.empty(u.shape[:-1]) if u is not None else np.empty(())
         batch, t, g, a, d, p, e, n, tp, dtp, k, v, later, _ = np.broadcast_arrays(
             batch, t, g, a, d, p, e, n, tp, dtp, k, v, later, lead
@@ -276,6 +277,20 @@ def _acceptance(value: dict[str, Any], given: dict[str, Any]) -> tuple[Any, Any,
         return g, np.array("same"), alpha_for_mean_acceptance_length(m, g), None
     a = check_open_unit("alpha", value["alpha"])
     return g, check_choice("acceptance", value["acceptance"], PROFILES), a, None
+
+
+def _check_measured_length(given: dict[str, Any], u: Any, gamma: Any, verify_tokens: Any) -> None:
+    """A measured acceptance (``mean_acceptance_length`` M, or ``per_position``: M = 1 + the sum
+    of u_j) is of the tree as deployed: M above the tokens its Q_v positions can yield is refused
+    (:func:`specmodel.model.trees.check_tokens_per_pass`)."""
+    measured = "mean_acceptance_length"
+    if measured in given:
+        mean = _as_numbers(measured, given[measured])
+    elif u is not None:
+        mean, measured = 1.0 + np.sum(u, axis=-1), "per_position, 1 + its sum"
+    else:
+        return
+    check_tokens_per_pass(mean, gamma, verify_tokens, measured, "verify_tokens")
 
 
 _DEPLOYMENT = ("drafter", "hardware", "target", "generated_tokens")

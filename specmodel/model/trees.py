@@ -38,6 +38,7 @@ from itertools import accumulate
 import numpy as np
 import numpy.typing as npt
 
+from specmodel.errors import SpecModelError
 from specmodel.model.types import FloatArray
 
 
@@ -61,6 +62,44 @@ def max_verify_tokens(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndar
     (37, 6)
     """
     return candidate_pool(tree_topk, steps) + 1
+
+
+def max_tokens_per_pass(gamma: npt.ArrayLike, verify_tokens: npt.ArrayLike) -> np.ndarray:
+    """The most tokens one verify pass yields, ``min(gamma + 1, Q_v)`` (tokens per pass): the
+    accepted path, one candidate per depth, so at most gamma and at most the Q_v - 1 candidates
+    verified, plus the target's own next token; gamma + 1 for a chain (Q_v = gamma + 1). A
+    measured mean acceptance length above it contradicts the tree (:func:`check_tokens_per_pass`).
+
+    >>> max_tokens_per_pass(4, 3).tolist(), max_tokens_per_pass(4, 8).tolist(), max_tokens_per_pass(30, 5).tolist()
+    (3, 5, 5)
+    """
+    return np.minimum(np.asarray(gamma) + 1, np.asarray(verify_tokens))
+
+
+def check_tokens_per_pass(
+    mean_length: npt.ArrayLike, gamma: npt.ArrayLike, verify_tokens: npt.ArrayLike, measured: str, tree: str
+) -> None:
+    """Refuse a measured mean acceptance length (tokens per verify pass) above what the tree
+    verifies, :func:`max_tokens_per_pass`: one line naming the length and ``measured`` (where it
+    came from), Q_v and gamma and ``tree`` (where they came from). Elementwise; the first bad one.
+
+    >>> check_tokens_per_pass(2.9, 4, 3, "--log 'a.log'", "--verify-tokens 3")
+    >>> check_tokens_per_pass(4.9, 4, 3, "--log 'a.log'", "--verify-tokens 3")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    specmodel.errors.SpecModelError: mean acceptance length 4.9 (tokens per verify pass, from --log 'a.log') ...
+    """
+    m, g, v = np.broadcast_arrays(np.asarray(mean_length, dtype=float), np.asarray(gamma), np.asarray(verify_tokens))
+    top = max_tokens_per_pass(g, v)
+    bad = m > top * (1.0 + 1e-9)  # a length rounded as the server writes it may reach the bound, not pass it
+    if not np.any(bad):
+        return
+    i = int(np.flatnonzero(bad.ravel())[0])
+    length, steps, positions, most = float(m.flat[i]), int(g.flat[i]), int(v.flat[i]), int(top.flat[i])
+    raise SpecModelError(
+        f"mean acceptance length {length:.3g} (tokens per verify pass, from {measured}) is more than the tree "
+        f"allows: {positions} positions verified ({tree}) at gamma {steps} yield at most {most} tokens per pass "
+        f"(the accepted guesses, one per depth, and the target's own token)"
+    )
 
 
 def sglang_later_positions(tree_topk: npt.ArrayLike, steps: npt.ArrayLike) -> np.ndarray:

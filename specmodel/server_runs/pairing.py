@@ -16,7 +16,7 @@ from pathlib import Path
 from specmodel.errors import SpecModelError
 from specmodel.measurements import Measurement
 from specmodel.model.config_json import catalogue_model
-from specmodel.safe_input import excerpt
+from specmodel.safe_input import excerpt, validated
 from specmodel.server_runs.runs import BenchRun
 
 #: Two plain runs at one concurrency that differ by more than this (relative TPOT) contradict.
@@ -97,7 +97,10 @@ def _concurrency(run: BenchRun) -> int:
 
 def _tpot(run: BenchRun) -> float:
     if run.mean_tpot_s is None:
-        raise SpecModelError(f"{run.where}: no mean_tpot_ms (run without --skip-tokenizer-init)")
+        raise SpecModelError(
+            f"{run.where}: no mean_tpot_ms (absent: run without --skip-tokenizer-init; 0: no request gave more than "
+            "one output token)"
+        )
     return run.mean_tpot_s
 
 
@@ -155,18 +158,21 @@ def _measurement(run: BenchRun, batch: int, target: str, speedup: float, deploym
         )
     length = run.mean_acceptance_length or deployment.mean_acceptance_length
     if length is not None and not 1 < length <= k + 1:
+        field = {"vllm": "spec_decode_acceptance_length", "sglang": "accept_length"}.get(run.engine, "")
+        named = f"the file's {field}" if run.mean_acceptance_length else "--mean-acceptance-length"
         raise SpecModelError(
-            f"{run.where}: --mean-acceptance-length {length:g} is not a mean acceptance length for "
+            f"{run.where}: {named} {length:g} is not a mean acceptance length for "
             f"num_speculative_tokens {k}: more than 1 and at most {k + 1}"
         )
-    return Measurement(
-        source=_name(run), engine=run.engine, hardware=deployment.hardware, target=target, method=method,
-        batch=batch, prompt_tokens=round(run.mean_prompt_tokens or 0),
-        output_tokens=max(1, round(run.mean_output_tokens or 1)),
-        num_speculative_tokens=k, tensor_parallel=deployment.tensor_parallel,
-        mean_acceptance_length=length, per_position_acceptance=run.per_position_acceptance,
-        measured_speedup=speedup, speedup_definition=TPOT_DEFINITION,
-    )  # fmt: skip
+    row = {
+        "source": _name(run), "engine": run.engine, "hardware": deployment.hardware, "target": target,
+        "method": method, "batch": batch, "prompt_tokens": round(run.mean_prompt_tokens or 0),
+        "output_tokens": max(1, round(run.mean_output_tokens or 1)), "num_speculative_tokens": k,
+        "tensor_parallel": deployment.tensor_parallel, "mean_acceptance_length": length,
+        "per_position_acceptance": run.per_position_acceptance, "measured_speedup": speedup,
+        "speedup_definition": TPOT_DEFINITION,
+    }  # fmt: skip
+    return validated(Measurement, row, run.where)
 
 
 def plain_timings(runs: list[BenchRun], deployment: Deployment) -> list[PlainTiming]:

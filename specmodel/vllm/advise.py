@@ -67,7 +67,7 @@ from specmodel.model.evaluation import Evaluation
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
 from specmodel.model.specs import added_architectures
-from specmodel.model.trees import cut_tree
+from specmodel.model.trees import check_tokens_per_pass, cut_tree
 from specmodel.model.types import FloatArray
 from specmodel.uncertainty import DEFAULT_LEVEL, speedup_interval
 from specmodel.vllm.speculative_config import ServedDrafter, served_drafter
@@ -181,12 +181,13 @@ def advise(
     tensor_parallel: int = 1,
     observed: bool = False,
     level: float = DEFAULT_LEVEL,
+    measured: str = "the server's metrics",
 ) -> Advice:
-    """Apply the module's rule to measured per-position acceptance, on ``tensor_parallel`` GPUs with the
-    deployment's drafter layout (:meth:`ServedDrafter.layout`: the drafter's GPUs, a tree). ``observed``:
-    the server was seen running ``concurrency`` requests, so it holds them whatever the model's memory
-    estimate says; the verdict is then given, and :attr:`Advice.fits` records that the estimate disagrees.
-    ``level``: the intervals' (:func:`specmodel.uncertainty.speedup_interval`).
+    """Apply the module's rule to measured per-position acceptance, on ``tensor_parallel`` GPUs with the deployment's
+    drafter layout (:meth:`ServedDrafter.layout`: the drafter's GPUs, a tree). ``observed``: the server was seen
+    running ``concurrency`` requests, so it holds them whatever the model's memory estimate says; the verdict is then
+    given, and :attr:`Advice.fits` records that the estimate disagrees. ``measured``: where the acceptance came from
+    (:func:`_deployed_gamma`); ``level``: the intervals' (:func:`specmodel.uncertainty.speedup_interval`).
 
     >>> drafter = served_drafter("qwen3-0.6b")
     >>> advise([0.75, 0.478, 0.259, 0.119], concurrency=1, served=drafter, engine="ideal").verdict
@@ -199,15 +200,14 @@ def advise(
     hardware, target = hardware or settings.deployment.hardware, target or settings.deployment.target
     served = served or served_drafter(settings.deployment.draft, target)
     check_drafter(served.drafter, target)
-    deployed = _deployed_gamma(u, served)
+    deployed = _deployed_gamma(u, served, measured)
     layout = {"tensor_parallel": tensor_parallel, **served.layout()}
     speedups = partial(_speedups, u, concurrency, context, served, hardware, target, engine=engine, layout=layout)
     evaluations = predictions(u, concurrency, context, served.drafter, hardware, target, settings, engine, layout,
                               served.tree_widths)  # fmt: skip
     s = np.array([float(e.speedup) for e in evaluations])
     low, high = speedup_interval(settings, engine, served.drafter, concurrency, s, level, predict=speedups)
-    at = evaluations[deployed - 1]
-    fits = bool(at.fits)
+    at, fits = evaluations[deployed - 1], bool(evaluations[deployed - 1].fits)
     verdict, gamma = decide(s, deployed, low, high) if fits or observed else ("does-not-fit", None)
     conditional = conditional_from_per_position(u)
     alternatives: tuple[Alternative, ...] = ()
@@ -290,8 +290,9 @@ def _no_fit_reason(at: Evaluation, concurrency: int, context: int, drafter: str)
     )
 
 
-def _deployed_gamma(u: np.ndarray, served: ServedDrafter) -> int:
-    """The deployed gamma: the configuration's (a tree's depth), which must match the metrics' positions."""
+def _deployed_gamma(u: np.ndarray, served: ServedDrafter, measured: str) -> int:
+    """The deployed gamma: the configuration's (a tree's depth), which must match the metrics' positions,
+    of a tree that yields the tokens per pass ``measured`` measured (:func:`_check_measured_tree`)."""
     if u.ndim != 1 or u.size < 1:
         raise SpecModelError(f"per-position acceptance must be a list of 1 or more rates; got shape {u.shape}")
     deployed = served.gamma if served.gamma is not None else u.size
@@ -300,7 +301,24 @@ def _deployed_gamma(u: np.ndarray, served: ServedDrafter) -> int:
         raise SpecModelError(
             f"{what} {deployed} in --speculative-config, but the metrics have {u.size} draft positions"
         )
+    _check_measured_tree(u, served, measured)
     return int(deployed)
+
+
+def _check_measured_tree(u: np.ndarray, served: ServedDrafter, measured: str) -> None:
+    """The mean acceptance length measured by ``measured`` (1 + the sum of the per-position
+    acceptance ``u``, tokens per verify pass) against the deployed tree: more tokens per pass
+    than its verified positions yield is refused, naming both
+    (:func:`specmodel.model.trees.check_tokens_per_pass`). A chain, or a tree of the default
+    size, verifies gamma + 1 positions or more, which no measured acceptance exceeds; a count
+    below 2 is refused with the scenario's other checks, as ``point`` refuses it."""
+    if served.verify_tokens is None or served.verify_tokens < 2:
+        return
+    if served.tree_widths is not None:
+        tree = "the deployed speculative_token_tree"
+    else:
+        tree = f"--verify-tokens {served.verify_tokens}"
+    check_tokens_per_pass(1.0 + float(np.sum(u)), u.size, served.verify_tokens, measured, tree)
 
 
 def decide(

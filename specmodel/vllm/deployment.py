@@ -27,12 +27,13 @@ from specmodel.errors import SpecModelError
 from specmodel.model.types import FloatArray
 from specmodel.safe_input import excerpt, path_text, read_limited_text
 from specmodel.server_runs.records import vllm_deployment_fields
+from specmodel.server_runs.runs import MAX_RESULT_BYTES, is_measurement_csv, json_records, producer, result_files
 from specmodel.structured_input import load_json_text
 from specmodel.vllm.prometheus import MAX_SCRAPE_BYTES, MODEL_LABEL, exposition_samples, one_model
 
 T = TypeVar("T")
 
-#: Largest ``/v1/models`` answer or bench result read (bytes).
+#: Largest ``/v1/models`` answer read (bytes).
 MAX_JSON_BYTES = 64 * 2**20
 #: Measured mean lengths from two files agree within this relative difference (different
 #: windows of one server run sample different requests); settings must be equal.
@@ -390,18 +391,20 @@ def deployment_from_bench(records: Sequence[dict[str, Any]], source: str) -> Ser
 
 
 def load_bench_deployment(path: str | Path, option: str = "--bench") -> ServerDeployment:
-    """:func:`deployment_from_bench` of a result file: one JSON object (``--save-result``) or
-    one per line (``--append-result``)."""
-    where = f"{option} {path_text(path)}"
-    text = read_limited_text(Path(path), where, MAX_JSON_BYTES)
-    try:
-        records = [load_json_text(text, where, MAX_JSON_BYTES)]
-    except SpecModelError as exc:
-        if "not valid JSON" not in str(exc):
-            raise
-        records = [load_json_text(line, f"{where} line {n}", MAX_JSON_BYTES)
-                   for n, line in enumerate(text.splitlines(), 1) if line.strip()]  # fmt: skip
-    return deployment_from_bench(records, where)
+    """:func:`deployment_from_bench` of a result file (one JSON object, ``--save-result``, or
+    one per line, ``--append-result``; read as :func:`~specmodel.server_runs.runs.json_records`
+    reads it), or of each result file of a folder, merged. SGLang lines and measurement CSVs
+    state nothing here (the runs' reader reads them)."""
+    found = []
+    for file in result_files([Path(path)]):
+        where = f"{option} {path_text(file)}"
+        text = read_limited_text(file, where, MAX_RESULT_BYTES)
+        if is_measurement_csv(text):
+            continue
+        records = [record for _, record in json_records(text, where) if producer(record) != "sglang"]
+        if records:
+            found.append(deployment_from_bench(records, where))
+    return merged_all(found)
 
 
 # --- /v1/models -----------------------------------------------------------------------------

@@ -35,9 +35,9 @@ import numpy.typing as npt
 
 from specmodel.errors import SpecModelError
 from specmodel.model.types import BoolArray, FloatArray, IntArray
-from specmodel.safe_input import excerpt
+from specmodel.safe_input import excerpt, path_text, read_limited_text
 from specmodel.schedule import GammaSchedule, most_sequences, schedule_from_speedups, vllm_speculative_config
-from specmodel.vllm.deployment import busy_samples
+from specmodel.vllm.deployment import MAX_JSON_BYTES, busy_samples
 
 #: The level of the intervals around each predicted throughput.
 LEVEL = 0.8
@@ -162,11 +162,10 @@ def range_export_samples(data: Any, source: str) -> FloatArray:
 def read_range_export(path: Path) -> Load:
     """``--load FILE``: the load of a Prometheus range export of ``vllm:num_requests_running``
     (:func:`range_export_samples`)."""
-    source = f"--load {excerpt(str(path))}"
+    source = f"--load {path_text(path)}"
+    text = read_limited_text(path, source, MAX_JSON_BYTES)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecModelError(f"{source} cannot be read: {exc.__class__.__name__}") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecModelError(
             f"{source} is not JSON (line {exc.lineno}): give the answer of /api/v1/query_range"
