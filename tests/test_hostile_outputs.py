@@ -145,16 +145,22 @@ def test_the_folder_is_filled_in_private_and_then_takes_the_umasks_mode(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gen"]
 
 
-@pytest.fixture
-def unreadable_folder(tmp_path) -> Iterator[Path]:
-    """A built folder holding a folder of the user's with mode 000 (made readable again after)."""
-    if reads_mode_000(tmp_path):
-        pytest.skip("this process reads folders of mode 000 (root): nothing here is unreadable to it")
+def built_with_private_folder(tmp_path: Path) -> Path:
+    """A built folder ``gen`` holding a folder of the user's, ``private/mine.txt``, of mode 000."""
     gen = tmp_path / "gen"
     output.write_tree(SMALL, gen)
     (gen / "private").mkdir()
     (gen / "private" / "mine.txt").write_text("mine")
     (gen / "private").chmod(0)
+    return gen
+
+
+@pytest.fixture
+def unreadable_folder(tmp_path) -> Iterator[Path]:
+    """A built folder holding a folder of the user's with mode 000 (made readable again after)."""
+    if reads_mode_000(tmp_path):
+        pytest.skip("this process reads folders of mode 000 (root): nothing here is unreadable to it")
+    gen = built_with_private_folder(tmp_path)
     yield gen
     (gen / "private").chmod(0o700)
 
@@ -185,11 +191,7 @@ def test_a_process_that_cannot_read_a_folder_inside_is_refused_before_anything_m
         pytest.skip("this process cannot read folders of mode 000: the in-process test covers it")
     if shutil.which(WITHOUT_OVERRIDE[0]) is None:
         pytest.skip("setpriv (util-linux) is not installed: no way to drop root's file-mode override")
-    gen = tmp_path / "gen"
-    output.write_tree(SMALL, gen)
-    (gen / "private").mkdir()
-    (gen / "private" / "mine.txt").write_text("mine")
-    (gen / "private").chmod(0)
+    gen = built_with_private_folder(tmp_path)
     before = sorted(p.name for p in gen.iterdir()), (gen / STAMP).read_text()
     root = Path(__file__).resolve().parents[1]
     argv = [*WITHOUT_OVERRIDE, sys.executable, "build_figures.py", "--out", str(gen)]
