@@ -13,6 +13,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -358,7 +359,7 @@ def outputs(settings: SiteSettings, calibration_table: Path | None = None) -> di
         files["tables/pass-timings.md"] = (
             validation.pass_timings_table(validation.pass_timings_frame(timed, settings)) + "\n"
         )
-    what = settings.model_dump(include={"constants", "deployment"})  # what a --config file can set
+    what = {"constants": asdict(settings.constants), "deployment": asdict(settings.deployment)}  # what --config sets
     files["settings.json"] = json.dumps(what, indent=1, sort_keys=True, allow_nan=False) + "\n"
     files["numbers.json"] = numbers_json(settings) + "\n"
     files["claims.json"] = claims_json(settings) + "\n"

@@ -8,42 +8,40 @@ is the site's, so it lives here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from pydantic import Field, model_validator
 
 from specmodel.errors import SpecModelError
 from specmodel.model.drafters import DrafterKind, check_drafter
 from specmodel.model.layout import check_parallelism
 from specmodel.model.settings import Deployment, Settings
+from specmodel.records import StrictStr
 from specmodel.safe_input import excerpt, load_config_file, validated
 
 
+@dataclass(frozen=True, kw_only=True)
 class ArticleDeployment(Deployment):
-    """The model's deployment plus the article's larger draft model."""
+    """The model's deployment plus the article's larger draft model, which must serve the
+    target; a ``tensor_parallel`` the card's group and the models' heads allow, checked when the
+    file is read rather than halfway through the build."""
 
-    big_draft: str = "qwen3-1.7b"  #: the larger draft of "a better draft can be a worse deal"
+    big_draft: StrictStr = "qwen3-1.7b"  #: the larger draft of "a better draft can be a worse deal"
 
-    @model_validator(mode="after")
-    def _big_draft_serves(self) -> ArticleDeployment:
+    def __post_init__(self) -> None:
+        super().__post_init__()
         check_drafter(self.big_draft, self.target, kinds=(DrafterKind.MODEL,))
-        return self
-
-    @model_validator(mode="after")
-    def _gpus_hold_the_split(self) -> ArticleDeployment:
-        """A ``tensor_parallel`` the card's group and the models' heads allow, checked when the
-        file is read rather than halfway through the build."""
         if self.tensor_parallel is not None:
             drafters = np.array([self.draft, self.big_draft])
             check_parallelism(self.tensor_parallel, None, self.hardware, self.target, drafters)
-        return self
 
 
+@dataclass(frozen=True, kw_only=True)
 class SiteSettings(Settings):
     """:class:`specmodel.Settings` whose deployment is the article's."""
 
-    deployment: ArticleDeployment = Field(default_factory=ArticleDeployment)
+    deployment: ArticleDeployment = field(default_factory=ArticleDeployment)
 
 
 #: The configuration key naming an engine profile file (relative to the configuration file).
@@ -84,5 +82,5 @@ def with_profile_file(settings: SiteSettings, profile_path: Path, where: str) ->
     from specmodel.model.profile_file import load_profile
 
     profile = load_profile(profile_path, where)
-    engines = {**settings.engines, ARTICLE_ENGINE: profile.model_copy(update={"key": ARTICLE_ENGINE})}
-    return settings.model_copy(update={"engines": engines})
+    engines = {**settings.engines, ARTICLE_ENGINE: replace(profile, key=ARTICLE_ENGINE)}
+    return replace(settings, engines=engines)

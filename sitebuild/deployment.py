@@ -12,6 +12,8 @@ for the longest of them in a target's context window is refused before anything 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sitebuild.config import SiteSettings
 from sitebuild.figures import beyond as multi
 from specmodel.errors import SpecModelError
@@ -66,5 +68,5 @@ def resolved(settings: SiteSettings) -> SiteSettings:
     check_generated_tokens(settings)
     if settings.deployment.tensor_parallel is not None:
         return settings
-    deployment = settings.deployment.model_copy(update={"tensor_parallel": fewest_gpus(settings)})
-    return settings.model_copy(update={"deployment": deployment})
+    deployment = replace(settings.deployment, tensor_parallel=fewest_gpus(settings))
+    return replace(settings, deployment=deployment)

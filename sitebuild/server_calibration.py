@@ -9,7 +9,7 @@ profile. Used by the site (the worked example and the validation page's summary)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -83,7 +83,7 @@ def small_to_large(members: list[Measurement], engine: str, settings: Settings) 
     def calibrated(rows: list[Measurement]) -> Settings:
         fit = fit_runs(settings.engine(engine), [r for r in rows if r.batch in SMALL], [])
         fitted.update(fit.fitted)
-        return settings.with_engine(fit.profile.model_copy(update={"key": engine}))
+        return settings.with_engine(replace(fit.profile, key=engine))
 
     large = [g == "large" for g in groups if g is not None]
     fitted_errors = held_out_errors(members, groups, calibrated, engine)[large]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -101,7 +101,8 @@ class Problem:
 
     def profile(self, values: Sequence[float]) -> EngineProfile:
         """:attr:`base` with :attr:`names` set to ``values``."""
-        return self.base.model_copy(update=dict(zip(self.names, (float(v) for v in values), strict=True)))
+        constants: dict[str, Any] = dict(zip(self.names, (float(v) for v in values), strict=True))
+        return replace(self.base, **constants)
 
     def settings(self, values: Sequence[float]) -> Settings:
         """Settings whose engine of :attr:`base`'s key is :meth:`profile` at ``values``."""

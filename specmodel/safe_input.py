@@ -13,23 +13,23 @@ that every reader then takes as a file.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
-import hashlib
 import io
 import os
 import shutil
 import stat
 import sys
 import tempfile
+import typing
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from specmodel.errors import SpecModelError
+from specmodel.records import field_hints, validate
 from specmodel.structured_input import excerpt as excerpt  # re-exported: every reader's messages use it
 from specmodel.structured_input import load_toml_text, load_yaml_text
 
@@ -37,7 +37,7 @@ from specmodel.structured_input import load_toml_text, load_yaml_text
 MAX_TEXT_BYTES = 1 << 20
 
 
-_Record = TypeVar("_Record", bound=BaseModel)
+_Record = TypeVar("_Record")
 
 
 #: The first bytes of a gzip stream: such an input is read decompressed, whatever its name.
@@ -214,6 +214,8 @@ def _opened(path: str | Path, where: str, limit: int = MAX_GUNZIPPED_BYTES) -> I
 
 def sha256_of(path: str | Path, where: str) -> str:
     """The SHA-256 checksum of ``path``'s bytes as stored (a gzip file's compressed bytes), hex."""
+    import hashlib  # reports and fits only: not on every command's start
+
     digest = hashlib.sha256()
     with open_input(path, where) as handle:
         try:
@@ -346,10 +348,12 @@ def _hits(
 def validated_records(records: Iterable[dict[str, Any]], record_type: type[_Record], where: str) -> list[_Record]:
     """Each CSV record (numbered from line 2, after the header) validated as ``record_type``;
     the first bad one is one line naming the line, the field, the value and what is wrong."""
+    from pydantic import ValidationError
+
     rows = []
     for number, record in enumerate(records, start=2):
         try:
-            rows.append(record_type.model_validate(record))
+            rows.append(validate(record_type, record))
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(x) for x in err["loc"])
@@ -357,16 +361,23 @@ def validated_records(records: Iterable[dict[str, Any]], record_type: type[_Reco
     return rows
 
 
+#: pydantic's error types for a name a record does not have (a model's, a dataclass's).
+_UNKNOWN_NAME = ("extra_forbidden", "unexpected_keyword_argument")
+
+
 def validated(model: type[_Record], data: Any, where: str) -> _Record:
-    """``model`` validated from ``data``; every problem in one line (an unknown name lists the
-    allowed ones), each value as a short excerpt."""
+    """``model`` (a record, :mod:`specmodel.records`, or a pydantic model) validated from
+    ``data``; every problem in one line (an unknown name lists the allowed ones), each value as
+    a short excerpt."""
+    from pydantic import ValidationError
+
     try:
-        return model.model_validate(data)
+        return validate(model, data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             loc = ".".join(str(x) for x in err["loc"]) or where
-            if err["type"] == "extra_forbidden":
+            if err["type"] in _UNKNOWN_NAME:
                 problems.append(f"unknown setting {excerpt(loc)}; allowed: {_allowed_at(model, loc)}")
             else:
                 problems.append(f"{excerpt(loc, 80)[1:-1]}: {err['msg']} (got {excerpt(err.get('input'))})")
@@ -375,13 +386,19 @@ def validated(model: type[_Record], data: Any, where: str) -> _Record:
         raise SpecModelError(f"{where}: {exc}") from None
 
 
-def _allowed_at(model: type[BaseModel], loc: str) -> str:
+def _field_types(model: Any) -> dict[str, Any]:
+    """The fields of a record or a pydantic model, with their types; {} for anything else."""
+    if dataclasses.is_dataclass(model):
+        return field_hints(typing.cast(Hashable, model))
+    return {name: f.annotation for name, f in getattr(model, "model_fields", {}).items()}
+
+
+def _allowed_at(model: Any, loc: str) -> str:
     """The names allowed where ``loc`` (``section.name``) was found unknown."""
     parts = loc.split(".")
     if len(parts) == 1:
-        return ", ".join(model.model_fields)
-    annotation = model.model_fields[parts[0]].annotation
-    return ", ".join(getattr(annotation, "model_fields", {}))
+        return ", ".join(_field_types(model))
+    return ", ".join(_field_types(_field_types(model)[parts[0]]))
 
 
 def load_config_file(path: Path, where: str) -> dict[str, Any]:

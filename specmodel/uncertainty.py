@@ -42,10 +42,9 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -117,7 +116,8 @@ def pooled(residuals: Sequence[Residual], kind: str, concurrency: int) -> tuple[
 def log_bounds(residuals: npt.ArrayLike, level: float) -> tuple[float, float]:
     """``(lo, hi)`` of ``log(measured / predicted)``: ``(-q, q)`` with ``q = Q_level(|r|)``, the
     ``level`` quantile of the residuals' magnitudes ``|log(predicted / measured)|``, linearly
-    interpolated.
+    interpolated between the sorted magnitudes (numpy's default ``linear`` method, computed
+    with ``np.interp``: ``np.quantile`` imports ``numpy.ma``, a twentieth of a command's start).
 
     Symmetric on purpose: the public sources err in opposite directions (one measures faster
     than the model, the other slower), so the signed quantiles of one fold say nothing of the
@@ -129,7 +129,8 @@ def log_bounds(residuals: npt.ArrayLike, level: float) -> tuple[float, float]:
     """
     check_level(level)
     magnitudes = np.abs(np.asarray(residuals, dtype=float))
-    q = float(np.quantile(magnitudes, conformal_level(level, magnitudes.size)))
+    position = conformal_level(level, magnitudes.size) * (magnitudes.size - 1)
+    q = float(np.interp(position, np.arange(magnitudes.size), np.sort(magnitudes)))
     return -q, q
 
 
@@ -226,6 +227,8 @@ def fitted_log_halfwidth(
 ) -> FloatArray:
     """``z sqrt(v_c + v_r)`` of a user's fit (module docstring), for each speedup ``predict``
     returns under ``settings`` with the engine ``profile``."""
+    from statistics import NormalDist  # a user's fit only: not on every command's start
+
     from specmodel.engine_fit import SIGMA  # the fit's own noise, where the fit defines it
 
     fit = profile.fit
@@ -233,7 +236,8 @@ def fitted_log_halfwidth(
     base = np.log(np.asarray(predict(settings.with_engine(profile)), dtype=float))
     var_c = np.zeros_like(base)
     for name, rse in zip(fit.fitted, fit.relative_standard_errors, strict=True):
-        moved = profile.model_copy(update={name: float(getattr(profile, name)) * math.exp(STEP)})
+        step: dict[str, Any] = {name: float(getattr(profile, name)) * math.exp(STEP)}
+        moved = replace(profile, **step)
         slope = (np.log(np.asarray(predict(settings.with_engine(moved)), dtype=float)) - base) / STEP
         var_c = var_c + (slope * rse) ** 2
     scatter = float(np.mean(np.square(np.log1p(np.asarray(fit.residuals))))) if fit.residuals else 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -173,7 +174,7 @@ def test_bench_advice_with_a_profile_uses_it_as_given(tmp_path):
     from specmodel.model.profile_file import profile_text
     from specmodel.model.settings import Settings
 
-    p = Settings().engine("vllm").model_copy(update={"key": "mine", "fit": None, "overlap": 1.2})
+    p = replace(Settings().engine("vllm"), key="mine", fit=None, overlap=1.2)
     profile = tmp_path / "mine.toml"
     profile.write_text(profile_text(p))
     args = (

@@ -1,5 +1,7 @@
 """Derived quantities of the three Qwen3 models against the figures their sources quote."""
 
+from dataclasses import replace
+
 import pytest
 
 from specmodel.errors import SpecModelError
@@ -37,7 +39,7 @@ def test_grouped_query_attention_shrinks_target_cache_4x():
 
 
 def test_tied_embeddings_are_counted_once():
-    untied = D06.model_copy(update={"tie_word_embeddings": False})
+    untied = replace(D06, tie_word_embeddings=False)
     assert a.parameter_count(untied) - a.parameter_count(D06) == D06.vocab_size * D06.hidden_size
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import FrozenInstanceError, replace
 from importlib import resources
 from pathlib import Path
 
@@ -12,7 +13,16 @@ from pydantic import ValidationError
 
 from specmodel.errors import SpecModelError
 from specmodel.model import architecture as a
-from specmodel.model.specs import Architecture, architecture_catalog, get_architecture, get_hardware, hardware_catalog
+from specmodel.model.specs import (
+    Architecture,
+    architecture_catalog,
+    catalog_tables,
+    get_architecture,
+    get_hardware,
+    hardware_catalog,
+    load_catalog,
+)
+from specmodel.records import validate
 
 URL = re.compile(r"https://\S+")
 MODELS = list(architecture_catalog())
@@ -153,7 +163,7 @@ def test_kv_cache_bytes_per_token_by_hand():
 
 def test_qwen3_adds_q_and_k_norms_llama_does_not():
     q = get_architecture("qwen3-8b")
-    as_llama = q.model_copy(update={"model_type": "llama"})
+    as_llama = replace(q, model_type="llama")
     assert a.norm_parameters_per_layer(q) == 2 * 4096 + 2 * 128
     assert a.norm_parameters_per_layer(as_llama) == 2 * 4096
     assert a.parameter_count(q) - a.parameter_count(as_llama) == 36 * 2 * 128
@@ -166,29 +176,29 @@ def _record(key: str, **changes) -> dict:
 def test_head_dim_defaults_to_hidden_size_over_heads():
     raw = _record("llama-3.1-8b")
     assert "head_dim" not in raw
-    assert Architecture(**raw).head_dim == 128
-    assert isinstance(Architecture(**raw).head_dim, int)
-    assert Architecture(**{**raw, "head_dim": 64}).head_dim == 64  # a stated head_dim wins
+    assert validate(Architecture, raw).head_dim == 128
+    assert isinstance(validate(Architecture, raw).head_dim, int)
+    assert validate(Architecture, {**raw, "head_dim": 64}).head_dim == 64  # a stated head_dim wins
     with pytest.raises(ValidationError, match="not a multiple"):
-        Architecture(**{**raw, "hidden_size": 4100})
+        validate(Architecture, {**raw, "hidden_size": 4100})
 
 
 def test_attention_bias_is_rejected():
     with pytest.raises(ValidationError, match="attention_bias"):
-        Architecture(**_record("qwen3-8b", attention_bias=True))
+        validate(Architecture, _record("qwen3-8b", attention_bias=True))
 
 
 def test_architecture_records_are_strict():
     with pytest.raises(ValidationError):
-        Architecture(**_record("qwen3-8b", rope_theta=1e6))  # extra="forbid"
+        validate(Architecture, _record("qwen3-8b", rope_theta=1e6))  # extra="forbid"
     with pytest.raises(ValidationError):
-        Architecture(**_record("qwen3-8b", model_type="mistral"))
+        validate(Architecture, _record("qwen3-8b", model_type="mistral"))
     with pytest.raises(ValidationError):
-        Architecture(**_record("qwen3-8b", published_parameters={"value": 0, "source": "x"}))
+        validate(Architecture, _record("qwen3-8b", published_parameters={"value": 0, "source": "x"}))
     with pytest.raises(ValidationError):
-        Architecture(**_record("qwen3-8b", published_parameters={"value": 8.2e9, "source": ""}))
-    with pytest.raises(ValidationError):
-        get_architecture("qwen3-8b").hidden_size = 1  # frozen
+        validate(Architecture, _record("qwen3-8b", published_parameters={"value": 8.2e9, "source": ""}))
+    with pytest.raises(FrozenInstanceError):
+        get_architecture("qwen3-8b").hidden_size = 1  # type: ignore[misc]  # frozen
 
 
 def test_published_parameters_are_read_by_the_catalogue_test_only():
@@ -331,3 +341,36 @@ def test_unknown_model_lists_the_known_keys():
     with pytest.raises(SpecModelError, match=r"unknown model 'qwen3-9b'") as err:
         get_architecture("qwen3-9b")
     assert all(key in str(err.value) for key in MODELS)
+
+
+CATALOGUES = {
+    "hardware.toml": "specmodel.model.specs:Hardware",
+    "models.toml": "specmodel.model.specs:Architecture",
+    "heads.toml": "specmodel.model.heads:Head",
+    "kernels.toml": "specmodel.model.kernels:MoEKernel",
+    "engines.toml": "specmodel.model.engines:EngineProfile",
+}
+
+
+@pytest.mark.parametrize("filename", sorted(CATALOGUES))
+def test_every_packaged_record_passes_every_rule_of_its_type(filename):
+    """The packaged catalogues are built without pydantic (:func:`specmodel.records.structure`,
+    so that a command starts without importing it); validated with every rule, each entry must
+    give the very record the package loads."""
+    import importlib
+
+    module, name = CATALOGUES[filename].split(":")
+    record = getattr(importlib.import_module(module), name)
+    tables = catalog_tables(filename)
+    loaded = load_catalog(filename, record)
+    assert list(loaded) == list(tables)
+    for key, table in tables.items():
+        assert validate(record, table) == loaded[key], key
+        assert repr(validate(record, table)) == repr(loaded[key]), key  # same types too (1.0, not 1)
+
+
+def test_a_packaged_record_that_breaks_a_rule_across_fields_is_a_packaging_error(monkeypatch):
+    tables = {"bad": {**catalog_tables("models.toml")["qwen3-8b"], "num_key_value_heads": 7}}
+    monkeypatch.setattr("specmodel.model.specs.catalog_tables", lambda filename: tables)
+    with pytest.raises(SpecModelError, match="data/models.toml is invalid: num_attention_heads must be a multiple"):
+        load_catalog("models.toml", Architecture)

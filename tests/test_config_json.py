@@ -5,6 +5,7 @@ refusals and the local Hugging Face cache lookup."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -185,7 +186,7 @@ def test_a_config_never_replaces_a_catalogue_entry(tmp_path):
     key = resolve_model(str(folder))
     assert key == "qwen3-8b-config"
     assert specs.get_architecture("qwen3-8b").num_hidden_layers == 36
-    other = specs.get_architecture("qwen3-8b").model_copy(update={"num_hidden_layers": 30})
+    other = replace(specs.get_architecture("qwen3-8b"), num_hidden_layers=30)
     with pytest.raises(SpecModelError, match="qwen3-8b"):
         specs.add_architecture(other)
 

@@ -5,6 +5,8 @@ every weight once per pass, as the article prices it (its quoted verify pass, 15
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,7 @@ def test_a_cohort_charges_the_gathered_rows_to_the_weights():
     """Plain decoding of B sequences in a cohort: the weights' memory time per output token is
     the pass's weight read over B, the table left out and one row per sequence added."""
     s = Settings()
-    gathering = s.with_engine(s.engine("ideal").model_copy(update={"embedding_read": "gather"}))
+    gathering = s.with_engine(replace(s.engine("ideal"), embedding_read="gather"))
     batch = 8
     ev = evaluate(target="qwen3-8b", concurrency=batch, settings=gathering)
     hw, c = get_hardware("h100-sxm"), s.constants
@@ -70,7 +72,7 @@ def test_the_articles_quoted_verify_pass_needs_the_whole_table():
     """Why ``ideal`` keeps the table read: the article's verify pass moves 15.6 GiB
     (data/calibration.csv, 1% tolerance); gathering would make it 14.4 GiB."""
     s = Settings()
-    gathering = s.with_engine(s.engine("ideal").model_copy(update={"embedding_read": "gather"}))
+    gathering = s.with_engine(replace(s.engine("ideal"), embedding_read="gather"))
     gib = 2.0**30
     assert float(evaluate(settings=s).verify_bytes) / gib == pytest.approx(15.6, rel=0.01)
     assert float(evaluate(settings=gathering).verify_bytes) / gib == pytest.approx(14.4, abs=0.05)

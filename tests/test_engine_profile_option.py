@@ -5,6 +5,7 @@ numbers are the model's with that profile; a bad file is one line and exit statu
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,7 @@ CONFIG = '{"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'
 def my_profile(key: str = "my-server"):
     """The public vLLM profile with a slower fixed pass and another key."""
     public = Settings().engine("vllm")
-    return public.model_copy(update={"key": key, "target_pass_s": 3 * public.target_pass_s, "fit": None})
+    return replace(public, key=key, target_pass_s=3 * public.target_pass_s, fit=None)
 
 
 @pytest.fixture
@@ -129,7 +130,7 @@ def test_the_articles_real_engine_numbers_follow_the_site_profile(tmp_path):
     from sitebuild.config import SiteSettings
     from sitebuild.numbers import engines
 
-    p = my_profile().model_copy(update={"head_pass_s": 2 * my_profile().head_pass_s})
+    p = replace(my_profile(), head_pass_s=2 * my_profile().head_pass_s)
     (tmp_path / "mine.toml").write_text(profile_text(p))
     config = tmp_path / "site.yaml"
     config.write_text("engine_profile: mine.toml\n")
@@ -170,7 +171,7 @@ def test_max_num_batched_tokens_sets_the_budget_and_equals_the_model():
     assert status == 0, err
     small = json.loads(out)
     public = Settings().engine("vllm")
-    settings = Settings().with_engine(public.model_copy(update={"token_budget": 512}))
+    settings = Settings().with_engine(replace(public, token_budget=512))
     ev = evaluate(engine="vllm", target="llama-3.1-8b", drafter="eagle", concurrency=128, context=838,
                   generated_tokens=322, mean_acceptance_length=2.3, settings=settings)  # fmt: skip
     assert small["throughput_speedup"] == pytest.approx(float(ev.throughput_speedup), rel=1e-9)
@@ -191,6 +192,6 @@ def test_the_budget_reaches_a_profile_file_too(profile_file):
     status, out, err = cli("point", "--engine-profile", str(profile_file), "--concurrency", "64", "--context", "2048",
                            "--batching", "steady", "--json", "--max-num-batched-tokens", "1024")  # fmt: skip
     assert status == 0, err
-    settings = Settings().with_engine(my_profile().model_copy(update={"token_budget": 1024}))
+    settings = Settings().with_engine(replace(my_profile(), token_budget=1024))
     ev = evaluate(engine="my-server", concurrency=64, context=2048, batching="steady", settings=settings)
     assert json.loads(out)["throughput_speedup"] == pytest.approx(float(ev.throughput_speedup), rel=1e-9)

@@ -19,6 +19,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -69,21 +70,20 @@ def bare_vllm_settings() -> Settings:
     """Settings whose ``vllm`` profile adds nothing to the roofline (and, like ``ideal``, has no
     token budget, so a steady batch spreads its prefill evenly, and reads the embedding table
     whole rather than gathering its rows: tests/test_embedding_gather.py prices the gather)."""
-    bare = VLLM.model_copy(
-        update={
-            "target_pass_s": 0.0,
-            "sequence_pass_s": 0.0,
-            "draft_model_pass_s": 0.0,
-            "head_pass_s": 0.0,
-            "fused_head_pass_s": 0.0,
-            "ngram_lookup_s": 0.0,
-            "iteration_s": 0.0,
-            "overlap": math.inf,
-            "compute_efficiency": None,
-            "ngram_matched_acceptance": None,
-            "token_budget": None,
-            "embedding_read": "table",
-        }
+    bare = replace(
+        VLLM,
+        target_pass_s=0.0,
+        sequence_pass_s=0.0,
+        draft_model_pass_s=0.0,
+        head_pass_s=0.0,
+        fused_head_pass_s=0.0,
+        ngram_lookup_s=0.0,
+        iteration_s=0.0,
+        overlap=math.inf,
+        compute_efficiency=None,
+        ngram_matched_acceptance=None,
+        token_budget=None,
+        embedding_read="table",
     )
     return SETTINGS.with_engine(bare)
 
@@ -148,7 +148,7 @@ def throughputs(settings: Settings, batching: str) -> tuple[np.ndarray, np.ndarr
 @pytest.mark.parametrize("more", [lambda x: 2 * max(x, 1e-5), lambda x: x + 1e-3], ids=["double", "plus-1ms"])
 def test_raising_a_fixed_time_never_raises_throughput(name, more, batching):
     spec0, base0 = throughputs(SETTINGS, batching)
-    slower = SETTINGS.with_engine(VLLM.model_copy(update={name: more(fitted(name))}))
+    slower = SETTINGS.with_engine(replace(VLLM, **{name: more(fitted(name))}))
     spec1, base1 = throughputs(slower, batching)
     assert np.all(spec1 <= spec0) and np.all(base1 <= base0)
     drafters, in_plain = AFFECTS[name]
@@ -164,7 +164,7 @@ def test_raising_a_fixed_time_never_raises_throughput(name, more, batching):
 def test_less_overlap_or_efficiency_never_raises_throughput(name, value, batching):
     assert value < getattr(VLLM, name)
     spec0, base0 = throughputs(SETTINGS, batching)
-    spec1, base1 = throughputs(SETTINGS.with_engine(VLLM.model_copy(update={name: value})), batching)
+    spec1, base1 = throughputs(SETTINGS.with_engine(replace(VLLM, **{name: value})), batching)
     assert np.all(spec1 <= spec0) and np.all(base1 <= base0)
     assert np.any(spec1 < spec0) and np.any(base1 < base0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -142,7 +143,7 @@ TRUE_FACTORS = {"target_pass_s": 1.6, "head_pass_s": 0.7, "overlap": 1.15}
 
 def test_round_trip_recovers_known_constants() -> None:
     public = engine_catalog()["vllm"]
-    truth = public.model_copy(update={k: getattr(public, k) * f for k, f in TRUE_FACTORS.items()})
+    truth = replace(public, **{k: getattr(public, k) * f for k, f in TRUE_FACTORS.items()})
     settings = Settings().with_engine(truth)
     rows, timings = [], []
     for batch in (1, 16, 64):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ def _tables(name: str, values: dict[str, Any]) -> list[str]:
 
 def _card(key: str, **changes: Any) -> str:
     """The H100 SXM's record as a card file under ``key``, with ``changes`` to its fields."""
-    values = {**H100.model_dump(exclude={"key"}, exclude_none=True), **changes}
+    values = {**{k: v for k, v in asdict(H100).items() if k != "key" and v is not None}, **changes}
     return "\n".join(_tables(key, values)) + "\n"
 
 

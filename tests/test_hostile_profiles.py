@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from specmodel.model.engines import EngineProfile, bounds_of, engine_catalog
 from specmodel.model.evaluate import evaluate
 from specmodel.model.profile_file import load_profile, profile_text, toml_value
 from specmodel.model.settings import Settings
+from specmodel.records import as_mapping, validate
 from tests.cli_runner import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +54,7 @@ BAD_TIMES = {"inf": "inf", "1e308": "1e308", "nan": "nan", "negative": "-0.001",
 def profile_file(folder: Path, key: str = "mine", **changes: str) -> Path:
     """The public vllm profile under ``key`` (without its fit) with ``changes`` written as TOML
     literals, in ``folder/KEY.toml``."""
-    text = profile_text(engine_catalog()["vllm"].model_copy(update={"key": "placeholder", "fit": None}))
+    text = profile_text(replace(engine_catalog()["vllm"], key="placeholder", fit=None))
     lines = [
         line for line in text.replace("[placeholder", f"[{key}").splitlines() if line.split(" = ")[0] not in changes
     ]
@@ -191,7 +193,7 @@ def test_a_fit_record_with_a_number_that_is_not_finite_is_refused(tmp_path, tabl
     """A fit's errors set the interval ``point`` prints: they must be numbers too."""
     fit_record = engine_catalog()["vllm"].fit
     assert fit_record is not None
-    fields = fit_record.model_dump(exclude={"held_out"}, exclude_none=True)
+    fields = {k: v for k, v in asdict(fit_record).items() if k != "held_out" and v is not None}
     fields.pop(table.split(" = ")[0], None)
     fit = "\n".join(f"{k} = {toml_value(v)}" for k, v in fields.items()) + "\n" + table + "\n"
     path = profile_file(tmp_path)
@@ -202,7 +204,7 @@ def test_a_fit_record_with_a_number_that_is_not_finite_is_refused(tmp_path, tabl
 
 def test_the_public_profiles_are_within_every_range():
     for profile in engine_catalog().values():
-        assert EngineProfile.model_validate(profile.model_dump()) == profile
+        assert validate(EngineProfile, asdict(profile)) == profile
 
 
 # --- built-in keys ---------------------------------------------------------------------------
@@ -250,7 +252,7 @@ def unchecked(**changes: float) -> Settings:
     """Settings with an engine ``bad``: the public vllm profile with ``changes``, built without
     validation (as a script could)."""
     public = engine_catalog()["vllm"]
-    bad = EngineProfile.model_construct(**{**dict(public), "key": "bad", **changes})
+    bad = EngineProfile(**{**as_mapping(public), "key": "bad", **changes})
     return Settings().with_engine(bad)
 
 

@@ -15,6 +15,7 @@ the fixed time per pass depends on the assumed share of the datasheet's bandwidt
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -44,11 +45,9 @@ def refits() -> tuple[memory_sensitivity.Refit, ...]:
 @pytest.mark.parametrize("efficiency", [0.6, 0.9])
 def test_an_engines_memory_efficiency_prices_bytes_as_the_settings_would(efficiency):
     vllm = engine_catalog()["vllm"]
-    own = Settings().with_engine(vllm.model_copy(update={"memory_efficiency": efficiency}))
+    own = Settings().with_engine(replace(vllm, memory_efficiency=efficiency))
     inherited = (
-        Settings()
-        .with_constants(MEMORY_EFFICIENCY=efficiency)
-        .with_engine(vllm.model_copy(update={"memory_efficiency": None}))
+        Settings().with_constants(MEMORY_EFFICIENCY=efficiency).with_engine(replace(vllm, memory_efficiency=None))
     )
     a, b = (evaluate(**SCENARIO, engine="vllm", settings=s) for s in (own, inherited))
     np.testing.assert_allclose(a.speedup, b.speedup, rtol=1e-12)
@@ -58,7 +57,7 @@ def test_an_engines_memory_efficiency_prices_bytes_as_the_settings_would(efficie
 
 
 def test_ideal_takes_the_settings_memory_efficiency_whatever_vllms_is():
-    vllm = engine_catalog()["vllm"].model_copy(update={"memory_efficiency": 0.6})
+    vllm = replace(engine_catalog()["vllm"], memory_efficiency=0.6)
     changed = evaluate(**SCENARIO, engine="ideal", settings=Settings().with_engine(vllm))
     np.testing.assert_array_equal(changed.speedup, evaluate(**SCENARIO, engine="ideal").speedup)
     assert engine_catalog()["ideal"].memory_efficiency is None

@@ -3,6 +3,8 @@ and the expected number of distinct experts a pass reads against a Monte Carlo o
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -14,6 +16,7 @@ from specmodel.model import architecture as a
 from specmodel.model.experts import expected_distinct_experts, routed_expert_bytes
 from specmodel.model.passes import PassCoefficients
 from specmodel.model.specs import Architecture, architecture_catalog, get_architecture
+from specmodel.records import validate
 
 MOE = ("qwen3-30b-a3b", "qwen3-235b-a22b")
 
@@ -180,21 +183,21 @@ def test_qwen3_30b_a3b_counts_by_hand():
 def test_moe_layers_follow_transformers_rule():
     m = get_architecture("qwen3-30b-a3b")
     for step, dense in [(1, ()), (2, ()), (3, (2, 5, 7)), (1, tuple(range(48))), (48, ())]:
-        changed = m.model_copy(update={"decoder_sparse_step": step, "mlp_only_layers": dense})
+        changed = replace(m, decoder_sparse_step=step, mlp_only_layers=dense)
         by_hand = sum(1 for i in range(48) if i not in dense and (i + 1) % step == 0)
         assert a.moe_layer_count(changed) == by_hand
 
 
 def test_dense_layers_of_a_moe_model_keep_the_dense_mlp():
     m = get_architecture("qwen3-30b-a3b")
-    one_dense = m.model_copy(update={"mlp_only_layers": (0,)})
+    one_dense = replace(m, mlp_only_layers=(0,))
     expected = 3 * 2048 * 6144 - (2048 * 128 + 128 * 3 * 2048 * 768)
     assert a.parameter_count(one_dense) - a.parameter_count(m) == expected
     assert a.active_parameter_count(one_dense) - a.active_parameter_count(m) == 3 * 2048 * 6144 - (
         2048 * 128 + 8 * 3 * 2048 * 768
     )
     # with every layer MoE, intermediate_size is read by nothing
-    assert a.parameter_count(m.model_copy(update={"intermediate_size": 1})) == a.parameter_count(m)
+    assert a.parameter_count(replace(m, intermediate_size=1)) == a.parameter_count(m)
 
 
 @pytest.mark.parametrize("key", DENSE)
@@ -238,41 +241,41 @@ def test_expert_bytes_read_are_vectorised():
 
 def _raw(key: str) -> dict:
     m = get_architecture(key)
-    return m.model_dump()
+    return asdict(m)
 
 
 def test_moe_fields_come_together_for_qwen3_moe_only():
     raw = _raw("qwen3-30b-a3b")
-    Architecture(**raw)  # as in the catalogue
+    validate(Architecture, raw)  # as in the catalogue
     for field in ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step"):
         with pytest.raises(ValidationError, match=field):
-            Architecture(**{**raw, field: None})
+            validate(Architecture, {**raw, field: None})
     with pytest.raises(ValidationError, match="mlp_only_layers"):
-        Architecture(**{k: v for k, v in raw.items() if k != "mlp_only_layers"})
+        validate(Architecture, {k: v for k, v in raw.items() if k != "mlp_only_layers"})
     with pytest.raises(ValidationError, match="norm_topk_prob"):
-        Architecture(**{k: v for k, v in raw.items() if k != "norm_topk_prob"})
+        validate(Architecture, {k: v for k, v in raw.items() if k != "norm_topk_prob"})
     dense = _raw("qwen3-8b")
     with pytest.raises(ValidationError, match="num_experts"):
-        Architecture(**{**dense, "num_experts": 8})
+        validate(Architecture, {**dense, "num_experts": 8})
     with pytest.raises(ValidationError, match="only apply"):
-        Architecture(**{**raw, "model_type": "qwen3"})
+        validate(Architecture, {**raw, "model_type": "qwen3"})
 
 
 def test_moe_fields_are_validated():
     raw = _raw("qwen3-30b-a3b")
     with pytest.raises(ValidationError, match="cannot exceed"):
-        Architecture(**{**raw, "num_experts_per_tok": 129})
+        validate(Architecture, {**raw, "num_experts_per_tok": 129})
     with pytest.raises(ValidationError):
-        Architecture(**{**raw, "num_experts": 0})
+        validate(Architecture, {**raw, "num_experts": 0})
     with pytest.raises(ValidationError, match="mlp_only_layers"):
-        Architecture(**{**raw, "mlp_only_layers": [48]})
+        validate(Architecture, {**raw, "mlp_only_layers": [48]})
     with pytest.raises(ValidationError, match="mlp_only_layers"):
-        Architecture(**{**raw, "mlp_only_layers": [3, 3]})
+        validate(Architecture, {**raw, "mlp_only_layers": [3, 3]})
     with pytest.raises(ValidationError):
-        Architecture(**{**raw, "router_aux_loss_coef": 0.001})  # extra="forbid"
+        validate(Architecture, {**raw, "router_aux_loss_coef": 0.001})  # extra="forbid"
     with pytest.raises(ValidationError, match="published_active_parameters"):
-        Architecture(**{**_raw("qwen3-8b"), "published_active_parameters": {"value": 8e9, "source": "x"}})
-    assert Architecture(**{**raw, "mlp_only_layers": [0, 47]}).mlp_only_layers == (0, 47)
+        validate(Architecture, {**_raw("qwen3-8b"), "published_active_parameters": {"value": 8e9, "source": "x"}})
+    assert validate(Architecture, {**raw, "mlp_only_layers": [0, 47]}).mlp_only_layers == (0, 47)
 
 
 def test_a_moe_verify_pass_reads_more_weights_than_a_plain_step_even_for_one_sequence():

@@ -3,6 +3,8 @@ the curve eff(m), its data and sources, and what it does to a pass."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -181,4 +183,4 @@ TREE = {"drafter": "eagle", "gamma": 5, "tree_topk": 4, "verify_tokens": 16}
 def _without_kernel():
     """Settings whose ``vllm`` profile names no grouped-GEMM kernel (the model before the curve)."""
     settings = Settings()
-    return settings.with_engine(settings.engine("vllm").model_copy(update={"moe_kernel": None}))
+    return settings.with_engine(replace(settings.engine("vllm"), moe_kernel=None))

@@ -18,6 +18,7 @@ from specmodel.model import acceptance as acc
 from specmodel.model import architecture as arch
 from specmodel.model import parallel, roofline
 from specmodel.model.specs import get_architecture, get_hardware
+from specmodel.records import validate
 from specmodel.vllm.speculative_config import served_drafter_from_config, token_tree
 
 GRID = {
@@ -68,7 +69,7 @@ def test_tensor_parallel_1_is_the_one_card_roofline_bit_for_bit():
 
 
 def test_a_scenario_on_one_gpu_overrides_a_deployment_on_several():
-    four = Settings.model_validate({"deployment": {"tensor_parallel": 4}})
+    four = validate(Settings, {"deployment": {"tensor_parallel": 4}})
     _assert_identical(evaluate(**GRID, tensor_parallel=1, settings=four), evaluate(**GRID))
     assert np.all(evaluate(**GRID, settings=four).verify_allreduce_time > 0)
 

@@ -5,6 +5,7 @@ JSON); and an MTP drafter refused on the command line for a target that ships no
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from specmodel.model.engines import ProfileDomain, engine_catalog
 from specmodel.model.evaluate import evaluate
 from specmodel.model.profile_file import load_profile, profile_text
 from specmodel.model.specs import get_architecture
+from specmodel.records import validate
 from tests.cli_runner import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +68,7 @@ def test_a_head_of_a_fitted_kind_is_named_but_not_a_fitted_one():
 
 
 def test_a_batch_below_the_smallest_fitted_is_named():
-    mine = VLLM.model_copy(update={"domain": VLLM.domain.model_copy(update={"concurrency": (16, 64)})})
+    mine = replace(VLLM, domain=replace(VLLM.domain, concurrency=(16, 64)))
     (note,) = outside_domain(mine, **{**INSIDE, "concurrency": 4})
     assert note == "concurrency 4 is below the smallest batch the vllm profile was fitted on, 16"
 
@@ -74,14 +76,14 @@ def test_a_batch_below_the_smallest_fitted_is_named():
 def test_names_the_catalogue_does_not_know_are_outside_unless_listed():
     domain = profile_domain(targets=["Org/My-Model"], hardware=["my-card"], drafters=["eagle3"], tensor_parallel=[1],
                             concurrency=[8], engine_versions=["vllm (version unstated)"])  # fmt: skip
-    mine = VLLM.model_copy(update={"key": "lab", "domain": domain})
+    mine = replace(VLLM, key="lab", domain=domain)
     assert outside_domain(mine, target="org/my-model", hardware="MY-CARD", drafter="eagle3", concurrency=8) == ()
     notes = outside_domain(mine, target="other/model", hardware="card-b", drafter="medusa", concurrency=8)
     assert len(notes) == 3 and notes[2] == "drafter medusa: the lab profile was fitted on eagle3, not on medusa"
 
 
 def test_a_fitted_profile_without_a_domain_says_it_is_unknown(tmp_path):
-    old = VLLM.model_copy(update={"key": "old", "domain": None})
+    old = replace(VLLM, key="old", domain=None)
     path = tmp_path / "old.toml"
     path.write_text(profile_text(old))
     assert "domain" not in path.read_text()
@@ -93,14 +95,17 @@ def test_a_fitted_profile_without_a_domain_says_it_is_unknown(tmp_path):
 
 def test_the_domain_round_trips_through_a_profile_file(tmp_path):
     path = tmp_path / "p.toml"
-    path.write_text(profile_text(VLLM.model_copy(update={"key": "copy"})))
+    path.write_text(profile_text(replace(VLLM, key="copy")))
     assert "[copy.domain]" in path.read_text()
     assert load_profile(path).domain == VLLM.domain
 
 
 def test_a_batch_range_upside_down_is_refused():
-    with pytest.raises(ValidationError, match="smallest, largest"):
-        ProfileDomain(targets=("a",), hardware=("b",), tensor_parallel=(1,), concurrency=(128, 1))
+    fields = {"targets": ("a",), "hardware": ("b",), "tensor_parallel": (1,), "concurrency": (128, 1)}
+    with pytest.raises(ValueError, match="smallest, largest"):  # built directly: its own rule
+        ProfileDomain(**fields)
+    with pytest.raises(ValidationError, match="smallest, largest"):  # read from data
+        validate(ProfileDomain, fields)
 
 
 def test_point_prints_the_notes_after_its_table_and_in_its_json():
@@ -136,7 +141,7 @@ def test_the_model_still_prices_a_hypothetical_mtp_head():
 
 
 def test_a_target_that_declares_mtp_layers_takes_an_mtp_drafter(monkeypatch):
-    with_mtp = get_architecture("qwen3-8b").model_copy(update={"num_nextn_predict_layers": 1})
+    with_mtp = replace(get_architecture("qwen3-8b"), num_nextn_predict_layers=1)
     monkeypatch.setattr(drafters, "get_architecture", lambda key: with_mtp)
     check_declared_head("mtp", "qwen3-8b")
     check_declared_head("eagle3", "qwen3-8b")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -109,9 +109,7 @@ def test_the_cohorts_per_sequence_arithmetic_counts_the_faster_linear_layers():
 
 
 def test_without_a_format_the_evaluation_is_exactly_what_it_was():
-    same = add_architecture(
-        QWEN8.model_copy(update={"key": "qwen3-8b-as-is", "weight_format": None, "kv_cache_format": None})
-    )
+    same = add_architecture(replace(QWEN8, key="qwen3-8b-as-is", weight_format=None, kv_cache_format=None))
     grid = {"concurrency": [[1], [16], [64]], "context": [512, 4096]}
     base = evaluate(**grid)
     copy = evaluate(target=same, **grid)
@@ -175,7 +173,7 @@ def test_a_config_block_maps_to_its_format():
 
 
 def test_a_checkpoint_with_a_quantization_config_is_registered_in_its_format():
-    awq = QWEN8.model_copy(update={"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}})
+    awq = replace(QWEN8, quantization_config={"quant_method": "awq", "bits": 4, "group_size": 128})
     assert q.add_quantized(awq) == "qwen3-8b+int4-weights"
     assert q.add_quantized(QWEN8) == "qwen3-8b"  # nothing quantized: the model itself
 

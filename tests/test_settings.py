@@ -2,12 +2,14 @@
 replaced with validation, and the site's config files for authors."""
 
 import ast
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import pytest
 
 from sitebuild.config import SiteSettings, load_site_settings
 from specmodel import Constants, Settings, SpecModelError, evaluate
+from specmodel.records import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -15,17 +17,17 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_declared_constant_can_be_set_and_defaults_to_its_declaration():
     source = (ROOT / "specmodel" / "model" / "constants.py").read_text()
     declared = [n.targets[0].id for n in ast.parse(source).body if isinstance(n, ast.Assign)]
-    assert list(Constants.model_fields) == declared
+    assert [f.name for f in fields(Constants)] == declared
     import specmodel.model.constants as c
 
-    assert Constants().model_dump() == {name: getattr(c, name) for name in declared}
+    assert asdict(Constants()) == {name: getattr(c, name) for name in declared}
 
 
 def test_the_default_deployment_is_the_articles():
     d = Settings().deployment
     assert (d.hardware, d.target, d.draft, d.tensor_parallel) == ("h100-sxm", "qwen3-8b", "qwen3-0.6b", None)
     assert SiteSettings().deployment.big_draft == "qwen3-1.7b"  # the article's, not the model's
-    assert "big_draft" not in Settings().deployment.model_dump()
+    assert "big_draft" not in asdict(Settings().deployment)
 
 
 def test_with_constants_gives_new_settings_and_leaves_the_old_ones():
@@ -45,8 +47,8 @@ def test_with_constants_rejects_bad_constants_in_one_line():
 
 
 def test_a_deployment_switches_the_defaults():
-    settings = Settings.model_validate(
-        {"deployment": {"hardware": "h200", "target": "llama-3.1-8b", "draft": "llama-3.2-1b"}}
+    settings = validate(
+        Settings, {"deployment": {"hardware": "h200", "target": "llama-3.1-8b", "draft": "llama-3.2-1b"}}
     )
     assert float(evaluate(settings=settings).speedup) == float(
         evaluate(drafter="llama-3.2-1b", hardware="h200", target="llama-3.1-8b").speedup
@@ -54,7 +56,7 @@ def test_a_deployment_switches_the_defaults():
 
 
 def test_the_site_settings_are_the_models_with_the_articles_second_draft():
-    site = SiteSettings.model_validate({"deployment": {"target": "llama-3.1-8b", "draft": "llama-3.2-1b",
+    site = validate(SiteSettings, {"deployment": {"target": "llama-3.1-8b", "draft": "llama-3.2-1b",
                                                        "big_draft": "llama-3.2-3b"}})  # fmt: skip
     assert isinstance(site, Settings)
     assert float(evaluate(settings=site).speedup) == float(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -107,10 +108,10 @@ def test_a_users_fit_propagates_its_standard_errors_and_residuals():
         median_abs_error=0.01, p90_abs_error=0.01, max_abs_error=0.01, anchor="none", residuals=(0.01, -0.01),
         fitted=("target_pass_s",), relative_standard_errors=(0.5,), inputs=(("runs.json", "0" * 64),),
     )  # fmt: skip
-    mine = public.model_copy(update={"key": "mine", "fit": fit})
+    mine = replace(public, key="mine", fit=fit)
     st = settings.with_engine(mine)
-    narrow = fit.model_copy(update={"relative_standard_errors": (0.0,)})
-    st0 = settings.with_engine(mine.model_copy(update={"fit": narrow}))
+    narrow = replace(fit, relative_standard_errors=(0.0,))
+    st0 = settings.with_engine(replace(mine, fit=narrow))
     low, high = speedup_interval(st, "mine", "eagle", 1, 1.5)
     low0, high0 = speedup_interval(st0, "mine", "eagle", 1, 1.5)
     assert low < low0 < 1.5 < high0 < high  # the constant's error widens it

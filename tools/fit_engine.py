@@ -28,6 +28,7 @@ import hashlib
 import re
 import sys
 import tomllib
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ from specmodel.measurements import error_summary, load_measurements
 from specmodel.model.engines import EngineProfile, FitProvenance, ProfileDomain
 from specmodel.model.profile_file import toml_value
 from specmodel.model.settings import Settings
+from specmodel.records import validate
 from specmodel.uncertainty import INTERVALS_FILE, intervals_record, intervals_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +106,8 @@ def provenance(result: Fit, rows: list, splits: dict[str, dict[str, float]]) -> 
         not_fitted=NOT_FITTED,
         relative_standard_errors=tuple(round(v, 3) for v in ident.relative_se.values()),
         largest_correlation=round(corr, 3), largest_correlation_pair=(first, second),
-        held_out={k: tuple(round(v[s], ERROR_DIGITS) for s in ("median", "p90", "max")) for k, v in splits.items()},
+        held_out={k: (round(v["median"], ERROR_DIGITS), round(v["p90"], ERROR_DIGITS), round(v["max"], ERROR_DIGITS))
+                  for k, v in splits.items()},
     )  # fmt: skip
 
 
@@ -121,7 +124,7 @@ def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any], domain: Prof
     lines += [f"{k} = {toml_value(v, SIGNIFICANT)}" for k, v in FIXED.items() if k not in result.values]
     lines += [f"{k} = {toml_value(v, SIGNIFICANT)}" for k, v in kept.items()]
     lines += ["", "[vllm.fit]"]
-    dumped = fit_.model_dump()
+    dumped = asdict(fit_)
     held = dumped.pop("held_out")
     for key, value in dumped.items():
         if value is not None and value not in ("", [], {}, ()):  # a user's fit's fields, empty here
@@ -133,7 +136,7 @@ def section(result: Fit, fit_: FitProvenance, kept: dict[str, Any], domain: Prof
         "[vllm.domain]",
         "# what the rows cover: outside it the profile extrapolates (specmodel.model.domain)",
     ]
-    lines += [f"{k} = {toml_value(v)}" for k, v in domain.model_dump().items()]
+    lines += [f"{k} = {toml_value(v)}" for k, v in asdict(domain).items()]
     return "\n".join(lines) + "\n"
 
 
@@ -176,7 +179,7 @@ def same_profile(text: str, new: str) -> bool:
 
 def recorded_provenance(text: str) -> FitProvenance:
     """The ``[vllm.fit]`` table of engines.toml, as the README's held-out block is written from."""
-    return FitProvenance.model_validate(tomllib.loads(text)["vllm"]["fit"])
+    return validate(FitProvenance, tomllib.loads(text)["vllm"]["fit"])
 
 
 def profile_is_current(rows: list, result: Fit, splits: dict[str, dict[str, float]]) -> bool:

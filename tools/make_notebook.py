@@ -18,9 +18,10 @@ CELLS = [
         "measured acceptance, the calibration, and a figure."
     ),
     md(
-        "## One scenario\n\nA `Scenario` is one validated record of everything that defines a scenario (the "
-        "article's defaults when omitted); `evaluate` takes it and returns an `Evaluation` whose fields are numpy "
-        "arrays in SI units. `point_readouts` converts them into the units the article and the CLI print."
+        "## One scenario\n\nA `Scenario` is one record of everything that defines a scenario (the "
+        "article's defaults when omitted); `evaluate` checks its fields and returns an `Evaluation` whose "
+        "fields are numpy arrays in SI units. `point_readouts` converts them into the units the article and "
+        "the CLI print."
     ),
     code(
         "from specmodel import Scenario, evaluate\n"

@@ -24,6 +24,7 @@ import gc
 import importlib
 import statistics
 import sys
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
 from types import ModuleType
@@ -75,7 +76,7 @@ def catalogue_card(device: str, given: str | None) -> str:
 
 def config_fields(model: str) -> dict[str, Any]:
     """The config.json fields of catalogue model ``model``, as a ``transformers`` config takes them."""
-    fields = get_architecture(model).model_dump(exclude=NOT_CONFIG, exclude_none=True)
+    fields = {k: v for k, v in asdict(get_architecture(model)).items() if k not in NOT_CONFIG and v is not None}
     return {k: v for k, v in fields.items() if not isinstance(v, dict)}
 
 

@@ -61,7 +61,7 @@ def fitted(settings: SiteSettings, engine: str = ENGINE) -> list[FittedSeries]:
     batch 1 under ``engine`` (computed once per settings and engine: fitting takes seconds under
     the ideal engine, whose cohort is simulated for every candidate acceptance, and the figures,
     tables and numbers of one build all need the same fits)."""
-    return _fitted(engine, Keyed(settings.model_dump_json(), settings))
+    return _fitted(engine, Keyed(repr(settings), settings))
 
 
 @cache

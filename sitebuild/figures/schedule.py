@@ -99,7 +99,7 @@ class PairSchedule:
 def schedules(settings: SiteSettings) -> dict[tuple[str, str], PairSchedule]:
     """(pair, engine) -> its schedule over :func:`loads`, for every pair and engine (computed
     once per settings)."""
-    return _schedules(Keyed(settings.model_dump_json(), settings))
+    return _schedules(Keyed(repr(settings), settings))
 
 
 @cache

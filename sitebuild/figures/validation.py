@@ -50,7 +50,7 @@ def draft_model_fitted(settings: SiteSettings, engine: str) -> list[FittedSeries
     """Every series of the draft-model measurements with its mean acceptance length fitted at
     batch 1 under ``engine`` (computed once per settings and engine: the figures, tables,
     numbers and claims of one build all need the same fits)."""
-    return _draft_model_fitted(engine, Keyed(settings.model_dump_json(), settings))
+    return _draft_model_fitted(engine, Keyed(repr(settings), settings))
 
 
 @cache

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -71,7 +72,7 @@ def calibrated(args: argparse.Namespace, settings: Settings, runs: list, rows: l
     deployment = Deployment(hardware=first.hardware, target=first.target, tensor_parallel=first.tensor_parallel)
     timings = timings_of(plain_timings([r for r in runs if r.engine != "csv"], deployment), first.method)
     public = settings.engine(args.engine or "vllm")
-    fit = fit_runs(public.model_copy(update={"key": CALIBRATED, "fit": None}), rows, timings)
+    fit = fit_runs(replace(public, key=CALIBRATED, fit=None), rows, timings)
     calibration = {
         "profile": f"{public.key}, calibrated to the runs",
         "fitted": fit.fitted,

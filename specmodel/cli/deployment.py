@@ -25,12 +25,13 @@ import dataclasses
 import json
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import DEFAULTS
 from specmodel.model.settings import Settings
+from specmodel.records import as_mapping
 from specmodel.safe_input import excerpt
 from specmodel.vllm.deployment import ServerDeployment, Stated, busy_samples, running_summary
 from specmodel.vllm.speculative_config import ServedDrafter
@@ -324,7 +325,7 @@ def same_model(a: str, b: str) -> bool:
     from specmodel.model.specs import get_architecture
 
     ignored = {"key", "name", "source", "published_parameters", "published_active_parameters"}
-    return a == b or get_architecture(a).model_dump(exclude=ignored) == get_architecture(b).model_dump(exclude=ignored)
+    return a == b or as_mapping(get_architecture(a), ignored) == as_mapping(get_architecture(b), ignored)
 
 
 def settle_target(args: argparse.Namespace, stated: ServerDeployment) -> Known:
@@ -503,8 +504,8 @@ def settle_workload(
         stated.max_num_batched_tokens, args.override,
     )  # fmt: skip
     if budget is not None:
-        engines = {k: p.model_copy(update={"token_budget": int(budget.value)}) for k, p in settings.engines.items()}
-        settings = settings.model_copy(update={"engines": engines})
+        engines = {k: replace(p, token_budget=int(budget.value)) for k, p in settings.engines.items()}
+        settings = replace(settings, engines=engines)
     server = (("max_model_len", length), ("gpu_memory_utilization", share), ("max_num_batched_tokens", budget))
     return context, generated, settings, [(name, f"{k.value} ({k.where})") for name, k in server if k is not None]
 

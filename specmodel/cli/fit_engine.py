@@ -11,6 +11,7 @@ import datetime
 import hashlib
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -89,9 +90,9 @@ def run_fit_engine(args: argparse.Namespace, settings: Settings) -> str:
     if not rows and not timings:
         raise SpecModelError("no run to fit: give plain and speculative runs at the same --max-concurrency")
     public = settings.engines[args.engine]
-    result = fit_runs(public.model_copy(update={"key": args.name}), rows, timings)
+    result = fit_runs(replace(public, key=args.name), rows, timings)
     profile = _with_provenance(result, public, args.files, len(rows) + len(timings))
-    profile = profile.model_copy(update={"domain": fitted_domain(runs, rows, plain)})
+    profile = replace(profile, domain=fitted_domain(runs, rows, plain))
     for name, reason in result.kept.items():
         print(f"specmodel: note: {name} kept at the public value {getattr(public, name):g}: {reason}", file=sys.stderr)
     write_profile(args.out, profile_text(profile, comment=_comment(result, public)))
@@ -166,10 +167,10 @@ def _with_provenance(result: RunsFit, public: EngineProfile, files: list[Path], 
         inputs=inputs, prior=f"the public profile {public.key!r}; widths in log units",
         prior_widths={k: PRIOR_WIDTHS[k] for k in result.fitted},
     )  # fmt: skip
-    return result.profile.model_copy(update={
-        "name": f"{public.name}, fitted to {provenance.measurements}"[:200],
-        "description": f"{public.key} refitted by specmodel fit-engine to the user's benchmark runs", "fit": provenance,
-    })  # fmt: skip
+    return replace(
+        result.profile, name=f"{public.name}, fitted to {provenance.measurements}"[:200],
+        description=f"{public.key} refitted by specmodel fit-engine to the user's benchmark runs", fit=provenance,
+    )  # fmt: skip
 
 
 def _comment(result: RunsFit, public: EngineProfile) -> str:

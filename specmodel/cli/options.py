@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ GAMMA = ("--gamma", "--num-speculative-tokens")
 
 #: Scenario fields the options set, read off the one schema (:class:`Scenario`): each field the
 #: parser has an option for; None means "not given" (the model's default applies).
-SCENARIO_OPTIONS = tuple(Scenario.model_fields)
+SCENARIO_OPTIONS = tuple(f.name for f in dataclasses.fields(Scenario))
 
 
 class UsageError(SystemExit):
@@ -256,8 +258,8 @@ def with_token_budget(args: argparse.Namespace, settings: Settings) -> Settings:
         return settings
     if budget < 1:
         raise SpecModelError(f"--max-num-batched-tokens must be at least 1 token per pass, not {budget}")
-    engines = {k: p.model_copy(update={"token_budget": budget}) for k, p in settings.engines.items()}
-    return settings.model_copy(update={"engines": engines})
+    engines = {k: replace(p, token_budget=budget) for k, p in settings.engines.items()}
+    return replace(settings, engines=engines)
 
 
 def with_engine_profile(args: argparse.Namespace, settings: Settings) -> Settings:

@@ -147,7 +147,8 @@ def norm_parameters_per_layer(arch: Architecture) -> int:
     ``pre_feedforward_layernorm``, ``post_feedforward_layernorm`` in ``Gemma2DecoderLayer`` /
     ``Gemma3DecoderLayer``), Gemma 3 also Qwen3's q/k norms: ``4 D + 2 H``.
 
-    >>> norm_parameters_per_layer(get_architecture("llama-3.1-8b").model_copy(update={"model_type": "gemma2"}))
+    >>> from dataclasses import replace
+    >>> norm_parameters_per_layer(replace(get_architecture("llama-3.1-8b"), model_type="gemma2"))
     16384
     """
     layout = LAYOUTS[arch.model_type]
@@ -250,8 +251,9 @@ def moe_layer_count(arch: Architecture) -> int:
     ``DeepseekV2DecoderLayer``, vllm/model_executor/models/deepseek_v2.py): 58 of its 61.
 
     >>> from specmodel.model.specs import get_architecture
+    >>> from dataclasses import replace
     >>> m = get_architecture("qwen3-30b-a3b")
-    >>> moe_layer_count(m), moe_layer_count(m.model_copy(update={"decoder_sparse_step": 2, "mlp_only_layers": (1,)}))
+    >>> moe_layer_count(m), moe_layer_count(replace(m, decoder_sparse_step=2, mlp_only_layers=(1,)))
     (48, 23)
     """
     if arch.num_experts is None:

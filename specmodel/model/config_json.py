@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -335,10 +336,10 @@ def _free_key(arch: Architecture) -> Architecture:
     network (a config never replaces a catalogue entry)."""
     known = architecture_catalog()
     key, n = arch.key, 1
-    while key in known and not same_network(known[key], arch.model_copy(update={"key": key})):
+    while key in known and not same_network(known[key], replace(arch, key=key)):
         n += 1
         key = f"{arch.key}-config" if n == 2 else f"{arch.key}-config-{n - 1}"
-    return arch if key == arch.key else arch.model_copy(update={"key": key})
+    return arch if key == arch.key else replace(arch, key=key)
 
 
 def load_config(spec: str) -> Architecture:

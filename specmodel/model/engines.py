@@ -34,16 +34,16 @@ cards, models, drafters, GPUs and batches its rows cover (:class:`ProfileDomain`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from annotated_types import Ge, Gt, Le, MinLen
 
 from specmodel.model.specs import load_catalog
 from specmodel.model.types import Numeric
+from specmodel.records import Record, StrictFloat, StrictInt, StrictStr, as_mapping, field_rules, validate
 
 #: How B sequences run: a cohort that starts together and drains, or a steady batch.
 BATCHINGS = ("cohort", "steady")
@@ -54,8 +54,10 @@ class Bounds:
     """The range a real engine's constant can take: ``low`` to ``high`` inclusive (in
     ``unit``), and also exactly 0 where ``zero`` (no such cost at all, as in the ``ideal``
     engine) or +inf where ``infinite`` (a limit the model defines). NaN and every other
-    infinity are outside. ``reason``: why no real engine leaves it. As a pydantic validator
-    (``AfterValidator(bounds)``) it passes None through: an omitted constant."""
+    infinity are outside. ``reason``: why no real engine leaves it. As a field's rule
+    (``Annotated[float, PASS_SECONDS]``) pydantic runs it after the type's check, through
+    pydantic's ``__get_pydantic_core_schema__`` hook; it passes None through: an omitted
+    constant."""
 
     low: float
     high: float
@@ -81,9 +83,17 @@ class Bounds:
         """``value`` if it is None or :meth:`allows`; a validation error stating the range otherwise."""
         if value is None or self.allows(value):
             return value
+        from pydantic_core import PydanticCustomError
+
         raise PydanticCustomError(
             "engine_range", "must be {allowed} ({reason})", {"allowed": self.text(), "reason": self.reason}
         )
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        """pydantic's schema of the field, with this range checked after its type."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(self, handler(source))
 
 
 def _number(value: float) -> str:
@@ -120,42 +130,43 @@ TOKEN_BUDGET = Bounds(
     1, 2**24, "tokens", "no engine schedules 16 M tokens in one pass: their activations alone would fill any GPU"
 )
 
-PassSeconds = Annotated[float, AfterValidator(PASS_SECONDS)]
-SequenceSeconds = Annotated[float, AfterValidator(SEQUENCE_SECONDS)]
+PassSeconds = Annotated[StrictFloat, PASS_SECONDS]
+SequenceSeconds = Annotated[StrictFloat, SEQUENCE_SECONDS]
 
 
-class FitProvenance(BaseModel):
-    """Where a profile's fitted constants come from."""
+@dataclass(frozen=True, kw_only=True)
+class FitProvenance(Record):
+    """Where a profile's fitted constants come from (finite values, as a fit writes them)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)  # finite, as a fit writes them
     measurements: str  #: the file the constants were fitted to
     measurements_sha256: str
-    rows: int = Field(ge=1)
+    rows: Annotated[int, Ge(1)]
     fitted_on: str  #: date of the fit, YYYY-MM-DD
     method: str
-    median_abs_error: float = Field(ge=0)
-    p90_abs_error: float = Field(ge=0)
-    max_abs_error: float = Field(ge=0)
+    median_abs_error: Annotated[float, Ge(0)]
+    p90_abs_error: Annotated[float, Ge(0)]
+    max_abs_error: Annotated[float, Ge(0)]
     anchor: str  #: an absolute time the fit also matches, with its source
     #: predicted / measured - 1, row by row, in file order: above -1, a ratio of two positive speeds
-    residuals: tuple[Annotated[float, Field(gt=-1)], ...]
+    residuals: tuple[Annotated[float, Gt(-1)], ...]
     fitted: tuple[str, ...] = ()  #: the constants the fit set, in order
     not_fitted: str = ""  #: what was taken out of the fit, and from where
     #: of ``fitted``: se / value, cov = s^2 (J^T J)^-1
-    relative_standard_errors: tuple[Annotated[float, Field(ge=0)], ...] = ()
+    relative_standard_errors: tuple[Annotated[float, Ge(0)], ...] = ()
     largest_correlation: float | None = None  #: the largest |correlation| between two fitted constants
     largest_correlation_pair: tuple[str, ...] = ()
     #: held-out errors by split (leave one workload out, leave one source out, small to large,
     #: in sample): median, 90th percentile and worst |predicted / measured - 1|
-    held_out: dict[str, tuple[float, float, float]] = Field(default_factory=dict)
+    held_out: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     #: each input file of a user's fit (``specmodel fit-engine``): its name and sha256
     inputs: tuple[tuple[str, str], ...] = ()
     prior: str = ""  #: the prior the fit was regularised towards, in words
     #: width of each fitted constant's prior, in log units: (log value - log public) / width
-    prior_widths: dict[str, float] = Field(default_factory=dict)
+    prior_widths: dict[str, float] = field(default_factory=dict)
 
 
-class ProfileDomain(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ProfileDomain(Record):
     """What the runs a profile was fitted on cover: a fixed time per pass, an overlap exponent
     or a lookup's match rate measured on one card, model and batch range is an extrapolation
     anywhere else (:func:`specmodel.model.domain.outside_domain` says where).
@@ -167,25 +178,23 @@ class ProfileDomain(BaseModel):
     (``"vllm (version unstated)"`` where it states none).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    targets: tuple[str, ...] = Field(min_length=1)
-    hardware: tuple[str, ...] = Field(min_length=1)
+    targets: Annotated[tuple[str, ...], MinLen(1)]
+    hardware: Annotated[tuple[str, ...], MinLen(1)]
     drafters: tuple[str, ...] = ()
     drafter_kinds: tuple[str, ...] = ()
-    tensor_parallel: tuple[int, ...] = Field(min_length=1)
+    tensor_parallel: Annotated[tuple[int, ...], MinLen(1)]
     concurrency: tuple[int, int]  #: the smallest and the largest batch fitted on
     engine_versions: tuple[str, ...] = ()
 
-    @model_validator(mode="after")
-    def _ordered(self) -> ProfileDomain:
+    def __post_init__(self) -> None:
         """The batch range runs from the smallest to the largest, both at least 1."""
         low, high = self.concurrency
         if not 1 <= low <= high:
             raise ValueError(f"concurrency {list(self.concurrency)} is not [smallest, largest] batch, both >= 1")
-        return self
 
 
-class EngineProfile(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class EngineProfile(Record):
     """One engine's profile (``data/engines.toml``; SI units, seconds).
 
     Every constant is finite (bar an ``overlap`` of inf, the roofline's max) and within the
@@ -194,28 +203,29 @@ class EngineProfile(BaseModel):
     the constant, its value and the range (:func:`specmodel.model.profile_file.load_profile`),
     before the model prices anything with it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-    key: str
-    name: str
-    description: str
+    #: an ``overlap`` may be inf (the roofline's max); NaN is refused by every constant's range
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
+    key: StrictStr
+    name: StrictStr
+    description: StrictStr
     batching: Literal["cohort", "steady"]
     target_pass_s: PassSeconds
     sequence_pass_s: SequenceSeconds = 0.0  #: per sequence per target pass (CPU input preparation, sampling)
-    draft_model_pass_s: Annotated[float | None, AfterValidator(PASS_SECONDS)] = None  #: None: equal to target_pass_s
+    draft_model_pass_s: Annotated[StrictFloat | None, PASS_SECONDS] = None  #: None: equal to target_pass_s
     head_pass_s: PassSeconds
-    fused_head_pass_s: Annotated[float | None, AfterValidator(PASS_SECONDS)] = None  #: None: equal to head_pass_s
+    fused_head_pass_s: Annotated[StrictFloat | None, PASS_SECONDS] = None  #: None: equal to head_pass_s
     ngram_lookup_s: SequenceSeconds = 0.0
     iteration_s: PassSeconds
-    overlap: Annotated[float, AfterValidator(OVERLAP)]
-    compute_efficiency: Annotated[float | None, AfterValidator(EFFICIENCY)] = None
+    overlap: Annotated[StrictFloat, OVERLAP]
+    compute_efficiency: Annotated[StrictFloat | None, EFFICIENCY] = None
     #: achievable share of the datasheet's memory bandwidth (None: the settings' MEMORY_EFFICIENCY)
-    memory_efficiency: Annotated[float | None, AfterValidator(EFFICIENCY)] = None
-    ngram_matched_acceptance: float | None = Field(None, gt=0, le=1)  #: a chance: (0, 1]
+    memory_efficiency: Annotated[StrictFloat | None, EFFICIENCY] = None
+    ngram_matched_acceptance: Annotated[StrictFloat, Gt(0), Le(1)] | None = None  #: a chance: (0, 1]
     #: tokens one pass may schedule, decode and prefill (vLLM's ``max_num_batched_tokens``); a
     #: waiting prompt is prefilled whole up to what it leaves (None: prefill spread evenly)
-    token_budget: Annotated[int | None, AfterValidator(TOKEN_BUDGET)] = None
+    token_budget: Annotated[StrictInt | None, TOKEN_BUDGET] = None
     #: grouped-GEMM kernel family of data/kernels.toml pricing routed expert FLOPs (None: at compute_efficiency)
-    moe_kernel: str | None = None
+    moe_kernel: StrictStr | None = None
     #: how a pass reads an untied input embedding: the B Q rows its tokens index ("gather") or
     #: the whole V x D table ("table", the article's every weight once per pass)
     embedding_read: Literal["gather", "table"] = "gather"
@@ -258,8 +268,7 @@ def bounds_of(name: str) -> Bounds:
     >>> bounds_of("overlap").text()
     '1 to 1000, or inf'
     """
-    found = [m.func for m in EngineProfile.model_fields[name].metadata if isinstance(m, AfterValidator)]
-    bounds = [f for f in found if isinstance(f, Bounds)]
+    bounds = [rule for rule in field_rules(EngineProfile, name) if isinstance(rule, Bounds)]
     if not bounds:
         raise KeyError(f"{name} has no physical range")
     return bounds[0]
@@ -267,10 +276,13 @@ def bounds_of(name: str) -> Bounds:
 
 def out_of_range(profile: EngineProfile) -> str | None:
     """The first constant of ``profile`` outside its range, as ``name = value (what is
-    allowed)``, or None: for a profile built without validation (``model_construct``), whose
-    every constant :class:`EngineProfile` would otherwise have checked."""
+    allowed)``, or None: for a profile built directly in Python, not read through
+    :func:`specmodel.model.profile_file.load_profile`, whose every constant
+    :func:`specmodel.records.validate` would otherwise have checked."""
+    from pydantic import ValidationError
+
     try:
-        EngineProfile.model_validate(profile.model_dump(exclude={"fit", "domain"}))
+        validate(EngineProfile, as_mapping(profile, {"fit", "domain"}))
     except ValidationError as exc:
         err = exc.errors()[0]
         return f"{'.'.join(map(str, err['loc']))} = {err.get('input')!r}, which {err['msg']}"

@@ -41,6 +41,7 @@ from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.timing import TIME_PARTS, EngineTerms, Passes, Timing, cohort_timing, steady_timing
 from specmodel.model.types import BoolArray, FloatArray, IntArray
 from specmodel.model.validation import compact, factorize, map_names
+from specmodel.records import as_mapping
 
 
 def scenario_grid(
@@ -53,7 +54,7 @@ def scenario_grid(
             raise TypeError("give a ScenarioGrid or fields, not both")
         return scenario
     if isinstance(scenario, Scenario):
-        fields = {**scenario.model_dump(exclude_none=True), **fields}
+        fields = {**{k: v for k, v in as_mapping(scenario).items() if v is not None}, **fields}
     elif scenario is not None:
         raise TypeError(f"evaluate takes a Scenario or a ScenarioGrid, not {type(scenario).__name__}")
     return ScenarioGrid.build(settings, **fields)
@@ -93,7 +94,7 @@ def evaluate(
 def check_finite(evaluation: Evaluation, grid: ScenarioGrid, settings: Settings) -> None:
     """Refuse an evaluation with a NaN or an infinity in it: the one place every prediction
     leaves the model, so that none becomes a verdict, a table row or a figure. Validated
-    inputs never give one; a profile built without validation (``model_construct``) or a
+    inputs never give one; a profile built directly in Python, unvalidated, or a
     catalogue entry out of range can. One line: the quantity, its value, the scenario, and
     the input responsible (the engine constant out of its range, if one is)."""
     found = first_non_finite(evaluation)

@@ -16,27 +16,30 @@ step, which is why a reduced draft vocabulary matters.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from annotated_types import Ge, MinLen
 
 from specmodel.model import architecture as arch_
 from specmodel.model.specs import Architecture, load_catalog
+from specmodel.records import Record
 
 
-class Head(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Head(Record):
     """A draft head's structure (``data/heads.toml``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
     name: str
-    source: str = Field(min_length=1)
-    input_width: int = Field(ge=0)  #: per-step input projection from input_width x D to D (0: none)
-    input_norms: int = Field(ge=0)
-    decoder_layers: int = Field(ge=1)
-    draft_vocab_size: int = Field(ge=0)  #: 0: the target's LM head
-    fused_input_layers: int = Field(0, ge=0)  #: target layers merged by a projection once per iteration
-    attention_input_width: int = Field(1, ge=1)  #: the first layer's q, k, v read this many times D features
+    source: Annotated[str, MinLen(1)]
+    input_width: Annotated[int, Ge(0)]  #: per-step input projection from input_width x D to D (0: none)
+    input_norms: Annotated[int, Ge(0)]
+    decoder_layers: Annotated[int, Ge(1)]
+    draft_vocab_size: Annotated[int, Ge(0)]  #: 0: the target's LM head
+    fused_input_layers: Annotated[int, Ge(0)] = 0  #: target layers merged by a projection once per iteration
+    attention_input_width: Annotated[int, Ge(1)] = 1  #: the first layer's q, k, v read this many times D features
 
     @property
     def shares_lm_head(self) -> bool:

@@ -17,43 +17,43 @@ for any other.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from annotated_types import Gt, MinLen
 
 from specmodel.model.specs import Sourced, load_catalog, lookup
 from specmodel.model.types import FloatArray, IntArray, Numeric
+from specmodel.records import Record
 
 #: A card's dense FP8 peak over its dense BF16 peak (the hardware catalogue's ``peak_flops``):
 #: 1,979 / 989.4 TFLOP/s on H100 SXM (NVIDIA H100 datasheet, dense columns) and H800.
 FP8_OVER_BF16_PEAK = 2.0
 
 
-class KernelCurve(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class KernelCurve(Record):
     """One measured efficiency curve: ``e_max`` of the ``peak`` (a fraction), ``m_half``
     tokens per expert, for experts of ``hidden_size x intermediate_size`` on one GPU, with the
     per-layer kernel times it was fitted to (``points``: tokens in the batch, seconds)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     label: str
-    hidden_size: int = Field(gt=0)
-    intermediate_size: int = Field(gt=0)  #: per GPU
-    experts: int | None = Field(None, gt=0)  #: E of the measured layer (for ``points``)
-    experts_per_token: int | None = Field(None, gt=0)  #: k of the measured layer
+    hidden_size: Annotated[int, Gt(0)]
+    intermediate_size: Annotated[int, Gt(0)]  #: per GPU
+    experts: Annotated[int, Gt(0)] | None = None  #: E of the measured layer (for ``points``)
+    experts_per_token: Annotated[int, Gt(0)] | None = None  #: k of the measured layer
     peak: Literal["bf16", "fp8"]
     e_max: Sourced
     m_half: Sourced
     points: tuple[tuple[float, float], ...] = ()
 
-    @model_validator(mode="after")
-    def _units(self) -> KernelCurve:
+    def __post_init__(self) -> None:
         if self.e_max.unit != f"of {self.peak.upper()} dense peak":
             raise ValueError(f"{self.label}: e_max must be given 'of {self.peak.upper()} dense peak'")
         if self.m_half.unit != "tokens per expert":
             raise ValueError(f"{self.label}: m_half must be given in tokens per expert")
-        return self
 
     @property
     def expert_parameters(self) -> int:
@@ -68,14 +68,14 @@ class KernelCurve(BaseModel):
         return self.e_max.value * (FP8_OVER_BF16_PEAK if self.peak == "fp8" else 1.0)
 
 
-class MoEKernel(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class MoEKernel(Record):
     """A family of grouped-GEMM curves (``data/kernels.toml``), one per measured expert shape."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
     name: str
     description: str
-    curves: tuple[KernelCurve, ...] = Field(min_length=1)
+    curves: Annotated[tuple[KernelCurve, ...], MinLen(1)]
 
 
 @cache
@@ -122,7 +122,7 @@ def curve_columns(kernels: np.ndarray, expert_parameters: Numeric) -> tuple[Floa
     names = np.asarray(kernels, dtype=str)
     size = np.broadcast_to(np.asarray(expert_parameters, dtype=float), names.shape)
     e_max, m_half = np.zeros(names.shape), np.zeros(names.shape)
-    for name in np.unique(names):
+    for name in sorted(set(names.ravel().tolist())):  # not np.unique: it imports numpy.ma
         mine = names == name
         e_max[mine], m_half[mine] = curve_constants(str(name) or None, size[mine])
     return e_max, m_half

@@ -71,7 +71,7 @@ def check_parallelism(
     for name in sorted(set(np.ravel(compact(drafters)).tolist())):  # not np.unique: it imports numpy.ma
         if drafter_kind(str(name)) != DrafterKind.MODEL:
             continue
-        for parts in np.unique(compact(d)).tolist():
+        for parts in sorted(set(np.ravel(compact(d)).tolist())):
             if get_architecture(str(name)).num_attention_heads % parts == 0:
                 continue
             draft_heads = get_architecture(str(name)).num_attention_heads

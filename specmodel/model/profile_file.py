@@ -27,6 +27,7 @@ from typing import Any
 
 from specmodel.errors import SpecModelError
 from specmodel.model.engines import EngineProfile, engine_catalog
+from specmodel.records import as_mapping
 from specmodel.safe_input import excerpt, path_text, read_limited_text, validated
 from specmodel.structured_input import load_toml_text
 
@@ -79,12 +80,12 @@ def profile_text(profile: EngineProfile, comment: str = "") -> str:
     engine's key is refused here as on reading (:func:`check_profile_key`)."""
     check_profile_key(profile.key, "the profile key")
     head = [f"# {line}".rstrip() for line in comment.splitlines()]
-    fields = profile.model_dump(exclude={"key", "fit", "domain"}, exclude_none=True)
+    fields = {k: v for k, v in as_mapping(profile, {"key", "fit", "domain"}).items() if v is not None}
     lines = [*head, f"[{profile.key}]", *(f"{k} = {toml_value(v)}" for k, v in fields.items())]
     if profile.fit is not None:
-        lines += _table(f"{profile.key}.fit", profile.fit.model_dump(exclude_none=True))
+        lines += _table(f"{profile.key}.fit", {k: v for k, v in as_mapping(profile.fit).items() if v is not None})
     if profile.domain is not None:
-        lines += _table(f"{profile.key}.domain", profile.domain.model_dump())
+        lines += _table(f"{profile.key}.domain", as_mapping(profile.domain))
     return "\n".join(lines) + "\n"
 
 

@@ -18,6 +18,7 @@ arrays (:class:`specmodel.model.passes.PassCoefficients`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -270,13 +271,13 @@ def quantized(
         )
     suffix = (f"+{weight_format}-weights" if weight_format else "") + ("+fp8-kv" if kv_cache_format else "")
     said = [f"{weight_format.upper()} weights" if weight_format else "", "FP8 KV cache" if kv_cache_format else ""]
-    update = {
+    update: dict[str, Any] = {
         "key": arch.key + suffix,
         "name": f"{arch.name} ({', '.join(s for s in said if s)})",
         "weight_format": weight_format,
         "kv_cache_format": kv_cache_format,
     }
-    return Architecture.model_validate({**arch.model_dump(), **update})
+    return replace(arch, **update)
 
 
 def add_quantized(arch: Architecture, quantization: str | None = None, kv_cache_dtype: str | None = None) -> str:

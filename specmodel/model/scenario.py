@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from annotated_types import Ge, Gt, Le, Lt
 
 from specmodel.errors import SpecModelError
 from specmodel.formatting import shown
@@ -49,6 +49,7 @@ from specmodel.model.validation import (
     compact,
     map_names,
 )
+from specmodel.records import Record, StrictFloat, StrictInt, StrictStr, field_rules
 
 #: Most positions a verify pass scores: SGLang's bound at the widest tree and the most steps.
 MAX_VERIFY_TOKENS = int(max_verify_tokens(MAX_TREE_TOPK, MAX_GAMMA))
@@ -79,8 +80,9 @@ GRID_AXIS_VALUES: dict[str, tuple[Any, ...]] = {
 }
 
 
-class Scenario(BaseModel):
-    """One scenario, validated. ``None`` fields take the settings' values when evaluated:
+@dataclass(frozen=True, kw_only=True)
+class Scenario(Record):
+    """One scenario. ``None`` fields take the settings' values when evaluated:
     ``generated_tokens`` from ``GENERATED_TOKENS``, ``drafter`` (the deployment's draft
     model), ``hardware``, ``target`` and ``tensor_parallel`` (1 unless it says) from the
     deployment; ``batching`` from the engine's
@@ -91,46 +93,48 @@ class Scenario(BaseModel):
     ``gamma`` asks for fewer positions); or a measured ``mean_acceptance_length`` M, turned
     into the ``same`` profile's alpha that gives M at this gamma.
 
+    Each field's hint states what it allows; :func:`specmodel.evaluate` checks every scenario
+    against it (with the catalogues, the drafter and the tree) before computing anything, and
+    :func:`specmodel.records.validate` checks a scenario read from data.
+
     >>> Scenario().concurrency, Scenario(concurrency=64).gamma
     (1, 4)
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
-    concurrency: int = Field(1, ge=1, le=MAX_CONCURRENCY)
-    context: int = Field(2048, ge=0)
-    generated_tokens: int | None = Field(None, ge=1, le=MAX_GENERATED_TOKENS)
-    gamma: int = Field(4, ge=1, le=MAX_GAMMA)
-    drafter: str | None = None
+    concurrency: Annotated[StrictInt, Ge(1), Le(MAX_CONCURRENCY)] = 1
+    context: Annotated[StrictInt, Ge(0)] = 2048
+    generated_tokens: Annotated[StrictInt, Ge(1), Le(MAX_GENERATED_TOKENS)] | None = None
+    gamma: Annotated[StrictInt, Ge(1), Le(MAX_GAMMA)] = 4
+    drafter: StrictStr | None = None
     acceptance: Profile = "falling"
-    alpha: float = Field(0.75, gt=0, lt=1)
-    per_position: tuple[float, ...] | None = None
-    mean_acceptance_length: float | None = Field(None, gt=1)
-    engine: str = "ideal"
+    alpha: Annotated[StrictFloat, Gt(0), Lt(1)] = 0.75
+    per_position: tuple[StrictFloat, ...] | None = None
+    mean_acceptance_length: Annotated[StrictFloat, Gt(1)] | None = None
+    engine: StrictStr = "ideal"
     batching: Literal["cohort", "steady"] | None = None
-    hardware: str | None = None
-    target: str | None = None
-    tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
-    draft_tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
-    tree_topk: int = Field(1, ge=1, le=MAX_TREE_TOPK)
-    verify_tokens: int | None = Field(None, ge=2, le=MAX_VERIFY_TOKENS)
-    tree_draft_positions: int | None = Field(None, ge=0, le=(MAX_GAMMA - 1) * (MAX_VERIFY_TOKENS - 1))
+    hardware: StrictStr | None = None
+    target: StrictStr | None = None
+    tensor_parallel: Annotated[StrictInt, Ge(1), Le(MAX_TENSOR_PARALLEL)] | None = None
+    draft_tensor_parallel: Annotated[StrictInt, Ge(1), Le(MAX_TENSOR_PARALLEL)] | None = None
+    tree_topk: Annotated[StrictInt, Ge(1), Le(MAX_TREE_TOPK)] = 1
+    verify_tokens: Annotated[StrictInt, Ge(2), Le(MAX_VERIFY_TOKENS)] | None = None
+    tree_draft_positions: Annotated[StrictInt, Ge(0), Le((MAX_GAMMA - 1) * (MAX_VERIFY_TOKENS - 1))] | None = None
 
     def resolved(self, settings: Settings) -> Scenario:
         """This scenario with every ``None`` name filled in from ``settings``."""
         dep = settings.deployment
-        return self.model_copy(
-            update={
-                "generated_tokens": self.generated_tokens or settings.constants.GENERATED_TOKENS,
-                "drafter": self.drafter or dep.draft,
-                "hardware": self.hardware or dep.hardware,
-                "target": self.target or dep.target,
-                "tensor_parallel": self.tensor_parallel or dep.tensor_parallel or 1,
-            }
+        return dataclasses.replace(
+            self,
+            generated_tokens=self.generated_tokens or settings.constants.GENERATED_TOKENS,
+            drafter=self.drafter or dep.draft,
+            hardware=self.hardware or dep.hardware,
+            target=self.target or dep.target,
+            tensor_parallel=self.tensor_parallel or dep.tensor_parallel or 1,
         )
 
 
 #: Each field's default, read from the record (the one place defaults are written).
-DEFAULTS: dict[str, Any] = {name: field.default for name, field in Scenario.model_fields.items()}
+DEFAULTS: dict[str, Any] = {field.name: field.default for field in dataclasses.fields(Scenario)}
 
 
 def field_bounds(name: str) -> tuple[int, int | None]:
@@ -141,7 +145,7 @@ def field_bounds(name: str) -> tuple[int, int | None]:
     ((1, 65536), (0, None))
     """
     low, high = 0, None
-    for rule in Scenario.model_fields[name].metadata:
+    for rule in field_rules(Scenario, name):
         low = getattr(rule, "ge", low)
         high = getattr(rule, "le", high)
     return int(low), high

@@ -10,9 +10,10 @@ that needs them takes them as an argument, and one left without any uses the def
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from annotated_types import Ge, Gt, Le
 
 from specmodel.errors import SpecModelError
 from specmodel.model import constants as declared
@@ -20,56 +21,62 @@ from specmodel.model.drafters import DrafterKind, check_drafter
 from specmodel.model.engines import EngineProfile, engine_catalog
 from specmodel.model.specs import get_architecture, get_hardware
 from specmodel.model.validation import MAX_GENERATED_TOKENS, MAX_TENSOR_PARALLEL
+from specmodel.records import Record, StrictFloat, StrictInt, StrictStr, as_mapping
 from specmodel.safe_input import excerpt, validated
 
-_STRICT = ConfigDict(frozen=True, extra="forbid", strict=True)
+#: A share of a peak (bandwidth, FLOP/s, memory): 1% to all of it.
+Share = Annotated[StrictFloat, Ge(0.01), Le(1)]
 
 
-class Constants(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Constants(Record):
     """The modelling constants (see :mod:`specmodel.model.constants` for what each means and why).
 
     Values are strictly typed and finite: ``GENERATED_TOKENS = "256"`` or
     ``GPU_MEMORY_UTILIZATION = true`` are errors, not 256 and 1.0.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
-    MEMORY_EFFICIENCY: float = Field(declared.MEMORY_EFFICIENCY, ge=0.01, le=1)
-    COMPUTE_EFFICIENCY: float = Field(declared.COMPUTE_EFFICIENCY, ge=0.01, le=1)
-    GENERATED_TOKENS: int = Field(declared.GENERATED_TOKENS, ge=1, le=MAX_GENERATED_TOKENS)
-    KV_READ_FRACTION: float = Field(declared.KV_READ_FRACTION, ge=0, le=1)
-    FLOPS_PER_PARAMETER: float = Field(declared.FLOPS_PER_PARAMETER, gt=0, le=16)
-    FALLING_RATIO: float = Field(declared.FALLING_RATIO, gt=0, le=1)
-    GPU_MEMORY_UTILIZATION: float = Field(declared.GPU_MEMORY_UTILIZATION, ge=0.01, le=1)
-    WORKSPACE_BYTES: float = Field(declared.WORKSPACE_BYTES, ge=0, le=2.0**50)
+    MEMORY_EFFICIENCY: Share = declared.MEMORY_EFFICIENCY
+    COMPUTE_EFFICIENCY: Share = declared.COMPUTE_EFFICIENCY
+    GENERATED_TOKENS: Annotated[StrictInt, Ge(1), Le(MAX_GENERATED_TOKENS)] = declared.GENERATED_TOKENS
+    KV_READ_FRACTION: Annotated[StrictFloat, Ge(0), Le(1)] = declared.KV_READ_FRACTION
+    FLOPS_PER_PARAMETER: Annotated[StrictFloat, Gt(0), Le(16)] = declared.FLOPS_PER_PARAMETER
+    FALLING_RATIO: Annotated[StrictFloat, Gt(0), Le(1)] = declared.FALLING_RATIO
+    GPU_MEMORY_UTILIZATION: Share = declared.GPU_MEMORY_UTILIZATION
+    WORKSPACE_BYTES: Annotated[StrictFloat, Ge(0), Le(2.0**50)] = declared.WORKSPACE_BYTES
 
 
-class Deployment(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Deployment(Record):
     """The hardware, target and default draft model, by catalogue key, and the GPUs."""
 
-    model_config = _STRICT
-    hardware: str = "h100-sxm"
-    target: str = "qwen3-8b"
-    draft: str = "qwen3-0.6b"  #: the drafter of a scenario that names none
+    hardware: StrictStr = "h100-sxm"
+    target: StrictStr = "qwen3-8b"
+    draft: StrictStr = "qwen3-0.6b"  #: the drafter of a scenario that names none
     #: GPUs the target is split over (tensor parallelism) in every scenario that does not say;
     #: None: one, unless the site builder picks the fewest that hold the article's scenario.
-    tensor_parallel: int | None = Field(None, ge=1, le=MAX_TENSOR_PARALLEL)
+    tensor_parallel: Annotated[StrictInt, Ge(1), Le(MAX_TENSOR_PARALLEL)] | None = None
 
-    @model_validator(mode="after")
-    def _known(self) -> Deployment:
+    def __post_init__(self) -> None:
+        """The names are the catalogues' and the draft model can serve the target."""
         get_hardware(self.hardware)
         get_architecture(self.target)
         check_drafter(self.draft, self.target, kinds=(DrafterKind.MODEL,))
-        return self
 
 
-class Settings(BaseModel):
+def _catalogue_engines() -> dict[str, EngineProfile]:
+    """A fresh table of ``data/engines.toml``'s profiles, for one settings' own."""
+    return dict(engine_catalog())
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings(Record):
     """Constants, deployment and engine profiles together (the engine profiles are
     ``data/engines.toml``'s unless a fit replaces one)."""
 
-    model_config = _STRICT
-    constants: Constants = Field(default_factory=Constants)
-    deployment: Deployment = Field(default_factory=Deployment)
-    engines: dict[str, EngineProfile] = Field(default_factory=lambda: dict(engine_catalog()))
+    constants: Constants = field(default_factory=Constants)
+    deployment: Deployment = field(default_factory=Deployment)
+    engines: dict[StrictStr, EngineProfile] = field(default_factory=_catalogue_engines)
 
     def engine(self, name: str) -> EngineProfile:
         """The engine profile called ``name``; an unknown name lists the known ones."""
@@ -85,9 +92,9 @@ class Settings(BaseModel):
         >>> Settings().with_constants(MEMORY_EFFICIENCY=0.7).constants.MEMORY_EFFICIENCY
         0.7
         """
-        merged = {**self.constants.model_dump(), **values}
-        return self.model_copy(update={"constants": validated(Constants, merged, "constants")})
+        merged = {**as_mapping(self.constants), **values}
+        return replace(self, constants=validated(Constants, merged, "constants"))
 
     def with_engine(self, profile: EngineProfile) -> Settings:
         """These settings with ``profile`` in place of the engine of the same key."""
-        return self.model_copy(update={"engines": {**self.engines, profile.key: profile}})
+        return replace(self, engines={**self.engines, profile.key: profile})

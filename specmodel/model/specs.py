@@ -1,19 +1,22 @@
-"""Typed, validated records for hardware and model architectures, loaded from data files.
+"""Typed records for hardware and model architectures, loaded from data files.
 
-The records hold only what a datasheet or a ``config.json`` states. Everything derived
+The records (:mod:`specmodel.records`: each field's rules in its type, every rule checked
+where data comes from a user) hold only what a datasheet or a ``config.json`` states. Everything derived
 (parameter counts, bytes, FLOPs) lives in :mod:`specmodel.model.architecture`.
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from annotated_types import Ge, Gt, MinLen
 
 from specmodel.errors import SpecModelError
+from specmodel.records import Record, as_mapping, structure
 
 #: Bytes per element of each storage type a config.json may name.
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
@@ -70,16 +73,17 @@ MOE_FIELDS: dict[str, tuple[str, ...]] = {
 MLA_FIELDS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
 
-class Sourced(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Sourced(Record):
     """A number with its unit and where it comes from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    value: float = Field(gt=0)
+    value: Annotated[float, Gt(0)]
     unit: str
-    source: str = Field(min_length=1)
+    source: Annotated[str, MinLen(1)]
 
 
-class Interconnect(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Interconnect(Record):
     """The links a tensor-parallel all-reduce runs over (SI units: B/s, s).
 
     ``bandwidth`` is what one GPU sends in each direction: over all its links for a
@@ -88,7 +92,6 @@ class Interconnect(BaseModel):
     An all-reduce over N_g GPUs pays ``allreduce_latency`` plus ``hop_latency`` for each of
     the ring's 2(N_g - 1) steps."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
     topology: Literal["switch", "mesh"]
     bandwidth: Sourced
@@ -96,18 +99,17 @@ class Interconnect(BaseModel):
     hop_latency: Sourced
     max_tensor_parallel: Sourced
 
-    @model_validator(mode="after")
-    def _units(self) -> Interconnect:
+    def __post_init__(self) -> None:
         expected = {"bandwidth": "B/s", "allreduce_latency": "s", "hop_latency": "s", "max_tensor_parallel": "GPUs"}
         for field, unit in expected.items():
             if getattr(self, field).unit != unit:
                 raise ValueError(f"interconnect {field} must be given in {unit}")
         if not float(self.max_tensor_parallel.value).is_integer():
             raise ValueError("interconnect max_tensor_parallel must be a whole number of GPUs")
-        return self
 
 
-class Hardware(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Hardware(Record):
     """One accelerator's peak figures (SI units: B/s, FLOP/s, B) and its GPU-to-GPU links.
 
     ``memory_capacity`` is the memory the card reports (nvidia-smi's or rocm-smi's total, in
@@ -121,7 +123,6 @@ class Hardware(BaseModel):
     (:mod:`specmodel.model.quantization`), None for a card without such tensor cores (an A100
     has no FP8 ones)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
     name: str
     memory_bandwidth: Sourced
@@ -132,8 +133,7 @@ class Hardware(BaseModel):
     fp8_peak_flops: Sourced | None = None
     int8_peak_flops: Sourced | None = None
 
-    @model_validator(mode="after")
-    def _units(self) -> Hardware:
+    def __post_init__(self) -> None:
         expected = {
             "memory_bandwidth": "B/s",
             "peak_flops": "FLOP/s",
@@ -146,22 +146,22 @@ class Hardware(BaseModel):
             value = getattr(self, field)
             if value is not None and value.unit != unit:
                 raise ValueError(f"{field} must be given in {unit}")
-        return self
 
 
-class PublishedParameters(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class PublishedParameters(Record):
     """A model card's stated parameter count (the total, or for a mixture-of-experts model
     also the count activated per token), with where it is stated.
 
     Kept only as an independent anchor for the catalogue tests: nothing in the model reads it.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    value: float = Field(gt=0)
-    source: str = Field(min_length=1)
+    value: Annotated[float, Gt(0)]
+    source: Annotated[str, MinLen(1)]
 
 
-class Architecture(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Architecture(Record):
     """A decoder-only transformer as its config.json describes it.
 
     ``model_type`` is config.json's family name (one of :data:`MODEL_TYPES`); it selects the
@@ -195,55 +195,54 @@ class Architecture(BaseModel):
     (128, 8, 768)
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     key: str
     name: str
-    source: str = Field(min_length=1)
+    source: Annotated[str, MinLen(1)]
     model_type: ModelType
-    hidden_size: int = Field(gt=0)
-    num_hidden_layers: int = Field(gt=0)
-    num_attention_heads: int = Field(gt=0)
-    num_key_value_heads: int = Field(gt=0)
-    head_dim: int = Field(gt=0)
-    intermediate_size: int = Field(gt=0)
-    vocab_size: int = Field(gt=0)
+    hidden_size: Annotated[int, Gt(0)]
+    num_hidden_layers: Annotated[int, Gt(0)]
+    num_attention_heads: Annotated[int, Gt(0)]
+    num_key_value_heads: Annotated[int, Gt(0)]
+    head_dim: Annotated[int, Gt(0)]
+    intermediate_size: Annotated[int, Gt(0)]
+    vocab_size: Annotated[int, Gt(0)]
     tie_word_embeddings: bool
     torch_dtype: Literal["bfloat16", "float16", "float32"]
     #: Longest sequence (prompt plus generated tokens) the model was built for.
-    max_position_embeddings: int = Field(gt=0)
+    max_position_embeddings: Annotated[int, Gt(0)]
     attention_bias: bool = False
     #: Mixture of experts only (config.json of ``qwen3_moe``): experts per MoE layer (E).
-    num_experts: int | None = Field(default=None, gt=0)
+    num_experts: Annotated[int, Gt(0)] | None = None
     #: Experts each token is routed to in each MoE layer (k, top-k routing).
-    num_experts_per_tok: int | None = Field(default=None, gt=0)
+    num_experts_per_tok: Annotated[int, Gt(0)] | None = None
     #: One expert's MLP width (F_moe); dense layers keep ``intermediate_size``.
-    moe_intermediate_size: int | None = Field(default=None, gt=0)
+    moe_intermediate_size: Annotated[int, Gt(0)] | None = None
     #: Every ``decoder_sparse_step``-th layer is MoE (transformers' ``Qwen3MoeDecoderLayer``).
-    decoder_sparse_step: int | None = Field(default=None, gt=0)
+    decoder_sparse_step: Annotated[int, Gt(0)] | None = None
     #: 0-based indices of layers that keep a dense MLP whatever ``decoder_sparse_step`` says.
     mlp_only_layers: tuple[int, ...] | None = None
     #: Whether the top-k routing weights are renormalised to sum to 1 (no effect on counts).
     norm_topk_prob: bool | None = None
     #: ``qwen2_moe``: the MLP width of the one shared expert every token goes through.
-    shared_expert_intermediate_size: int | None = Field(default=None, gt=0)
+    shared_expert_intermediate_size: Annotated[int, Gt(0)] | None = None
     #: ``deepseek_v3``: shared experts of width ``moe_intermediate_size`` every token goes through.
-    n_shared_experts: int | None = Field(default=None, ge=0)
+    n_shared_experts: Annotated[int, Ge(0)] | None = None
     #: ``deepseek_v3``: the first layers keep a dense MLP of width ``intermediate_size``.
-    first_k_dense_replace: int | None = Field(default=None, ge=0)
+    first_k_dense_replace: Annotated[int, Ge(0)] | None = None
     #: ``deepseek_v3``: past the dense layers, every ``moe_layer_freq``-th layer is MoE.
-    moe_layer_freq: int | None = Field(default=None, gt=0)
+    moe_layer_freq: Annotated[int, Gt(0)] | None = None
     #: Multi-head latent attention (``deepseek_v3``): rank of the query compression (None: full q_proj).
-    q_lora_rank: int | None = Field(default=None, gt=0)
+    q_lora_rank: Annotated[int, Gt(0)] | None = None
     #: Rank of the compressed key-value latent, what the cache holds per layer with the rope key.
-    kv_lora_rank: int | None = Field(default=None, gt=0)
+    kv_lora_rank: Annotated[int, Gt(0)] | None = None
     #: Per-head query/key width without rotary embedding.
-    qk_nope_head_dim: int | None = Field(default=None, gt=0)
+    qk_nope_head_dim: Annotated[int, Gt(0)] | None = None
     #: Per-head query/key width with rotary embedding (the key part is shared by all heads).
-    qk_rope_head_dim: int | None = Field(default=None, gt=0)
+    qk_rope_head_dim: Annotated[int, Gt(0)] | None = None
     #: Per-head value width.
-    v_head_dim: int | None = Field(default=None, gt=0)
+    v_head_dim: Annotated[int, Gt(0)] | None = None
     #: Multi-token-prediction modules shipped with the checkpoint (config.json's name; 0 where absent).
-    num_nextn_predict_layers: int = Field(default=0, ge=0)
+    num_nextn_predict_layers: Annotated[int, Ge(0)] = 0
     #: config.json's ``quantization_config`` block as read, not priced here.
     quantization_config: dict[str, Any] | None = None
     #: Storage of the decoder layers' linear weights (:mod:`specmodel.model.quantization`):
@@ -256,11 +255,10 @@ class Architecture(BaseModel):
     #: A mixture-of-experts model card's activated count, a second anchor for the tests only.
     published_active_parameters: PublishedParameters | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _default_head_dim(cls, data):
+    @staticmethod
+    def prepared(data: dict[str, Any]) -> dict[str, Any]:
         """A config.json without ``head_dim`` means ``hidden_size // num_attention_heads``."""
-        if isinstance(data, dict) and data.get("head_dim") is None:
+        if data.get("head_dim") is None:
             d, n = data.get("hidden_size"), data.get("num_attention_heads")
             if isinstance(d, int) and isinstance(n, int) and n > 0:
                 if d % n:
@@ -268,22 +266,17 @@ class Architecture(BaseModel):
                 data = {**data, "head_dim": d // n}
         return data
 
-    @model_validator(mode="after")
-    def _grouped_query(self) -> Architecture:
+    def __post_init__(self) -> None:
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
-        return self
-
-    @model_validator(mode="after")
-    def _no_attention_bias(self) -> Architecture:
         if self.attention_bias:
             raise ValueError(
                 "attention_bias = true is not supported: the parameter count assumes bias-free projections"
             )
-        return self
+        self._check_layout_fields()
+        self._check_experts()
 
-    @model_validator(mode="after")
-    def _layout_fields(self) -> Architecture:
+    def _check_layout_fields(self) -> None:
         """A layout's own fields (:data:`MOE_FIELDS`, :data:`MLA_FIELDS`) come all together, and
         only for that layout."""
         needed = MOE_FIELDS.get(self.model_type, ()) + (MLA_FIELDS if self.model_type == "deepseek_v3" else ())
@@ -298,10 +291,8 @@ class Architecture(BaseModel):
                 f"{', '.join(extra)} only apply to a mixture-of-experts or latent-attention layout, "
                 f"not to model_type {self.model_type}"
             )
-        return self
 
-    @model_validator(mode="after")
-    def _experts(self) -> Architecture:
+    def _check_experts(self) -> None:
         """The MoE fields describe a valid routing."""
         e, k = self.num_experts, self.num_experts_per_tok
         if e is not None and k is not None and k > e:
@@ -313,7 +304,6 @@ class Architecture(BaseModel):
             raise ValueError(
                 "published_active_parameters is for mixture-of-experts models (a dense model's is its total)"
             )
-        return self
 
     def __hash__(self) -> int:
         """By key and layout (``quantization_config``, a dict, cannot be hashed); equal records
@@ -326,16 +316,22 @@ class Architecture(BaseModel):
         return DTYPE_BYTES[self.torch_dtype]
 
 
-_R = TypeVar("_R", bound=BaseModel)
+_R = TypeVar("_R")
+
+
+def catalog_tables(filename: str) -> dict[str, dict[str, Any]]:
+    """The tables of ``data/<filename>`` by key, each with its ``key`` (TOML as read)."""
+    text = resources.files("specmodel.data").joinpath(filename).read_text(encoding="utf-8")
+    return {k: {"key": k, **v} for k, v in tomllib.loads(text).items()}
 
 
 def load_catalog(filename: str, record: type[_R]) -> dict[str, _R]:
-    """Every record of ``data/<filename>`` (a TOML table per key), validated as ``record``;
-    a broken data file is a packaging error, reported as one SpecModelError."""
-    text = resources.files("specmodel.data").joinpath(filename).read_text(encoding="utf-8")
+    """Every record of ``data/<filename>`` (a TOML table per key) as a ``record``
+    (:func:`specmodel.records.structure`: packaged data, checked against the records' every
+    rule by the tests); a cross-field rule broken is a packaging error, one SpecModelError."""
     try:
-        return {k: record(key=k, **v) for k, v in tomllib.loads(text).items()}
-    except ValidationError as exc:
+        return {k: structure(record, table) for k, table in catalog_tables(filename).items()}
+    except (ValueError, TypeError) as exc:
         raise SpecModelError(f"data/{filename} is invalid: {exc}") from exc
 
 
@@ -409,11 +405,12 @@ def same_network(a: Architecture, b: Architecture) -> bool:
     """Whether ``a`` and ``b`` describe the same network (every field but name, source,
     published counts and ``quantization_config``).
 
+    >>> from dataclasses import replace
     >>> m = get_architecture("qwen3-8b")
-    >>> same_network(m, m.model_copy(update={"name": "mine"})), same_network(m, get_architecture("qwen3-4b"))
+    >>> same_network(m, replace(m, name="mine")), same_network(m, get_architecture("qwen3-4b"))
     (True, False)
     """
-    return a.model_dump(exclude=_DESCRIPTIVE) == b.model_dump(exclude=_DESCRIPTIVE)
+    return as_mapping(a, _DESCRIPTIVE) == as_mapping(b, _DESCRIPTIVE)
 
 
 def add_architecture(arch: Architecture) -> str:
@@ -422,8 +419,9 @@ def add_architecture(arch: Architecture) -> str:
     catalogue entry's under that entry's key, changes nothing; a catalogue key (or an added
     one) holding another network is refused with a SpecModelError.
 
+    >>> from dataclasses import replace
     >>> m = get_architecture("qwen3-8b")
-    >>> add_architecture(m.model_copy(update={"name": "my copy", "published_parameters": None}))
+    >>> add_architecture(replace(m, name="my copy", published_parameters=None))
     'qwen3-8b'
     """
     added = added_architectures()
