@@ -92,10 +92,11 @@ def validate(record_type: type[_R], data: Any) -> _R:
     return result
 
 
-def as_mapping(record: Any, exclude: typing.Collection[str] = ()) -> dict[str, Any]:
+def as_mapping(record: Any, exclude: typing.Collection[str] = (), omit_none: bool = False) -> dict[str, Any]:
     """The record's fields by name, values as they are (nested records stay records), less
-    ``exclude``."""
-    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if f.name not in exclude}
+    ``exclude`` and, with ``omit_none``, less the fields left at None."""
+    values = {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if f.name not in exclude}
+    return {k: v for k, v in values.items() if v is not None} if omit_none else values
 
 
 @cache

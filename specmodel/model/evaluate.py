@@ -54,7 +54,7 @@ def scenario_grid(
             raise TypeError("give a ScenarioGrid or fields, not both")
         return scenario
     if isinstance(scenario, Scenario):
-        fields = {**{k: v for k, v in as_mapping(scenario).items() if v is not None}, **fields}
+        fields = {**as_mapping(scenario, omit_none=True), **fields}
     elif scenario is not None:
         raise TypeError(f"evaluate takes a Scenario or a ScenarioGrid, not {type(scenario).__name__}")
     return ScenarioGrid.build(settings, **fields)

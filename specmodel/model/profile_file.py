@@ -80,10 +80,10 @@ def profile_text(profile: EngineProfile, comment: str = "") -> str:
     engine's key is refused here as on reading (:func:`check_profile_key`)."""
     check_profile_key(profile.key, "the profile key")
     head = [f"# {line}".rstrip() for line in comment.splitlines()]
-    fields = {k: v for k, v in as_mapping(profile, {"key", "fit", "domain"}).items() if v is not None}
+    fields = as_mapping(profile, {"key", "fit", "domain"}, omit_none=True)
     lines = [*head, f"[{profile.key}]", *(f"{k} = {toml_value(v)}" for k, v in fields.items())]
     if profile.fit is not None:
-        lines += _table(f"{profile.key}.fit", {k: v for k, v in as_mapping(profile.fit).items() if v is not None})
+        lines += _table(f"{profile.key}.fit", as_mapping(profile.fit, omit_none=True))
     if profile.domain is not None:
         lines += _table(f"{profile.key}.domain", as_mapping(profile.domain))
     return "\n".join(lines) + "\n"
